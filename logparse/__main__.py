@@ -1,0 +1,6 @@
+"""`python -m logparse` runs the logdiag command line."""
+
+from logparse.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,921 @@
+"""Open log sources and turn their bytes into clean, numbered lines.
+
+This is the only module that touches files. Everything downstream sees `Line` tuples
+`(physical line number, cleaned text, Wrapper | None)` and a `ReadReport` that says what had
+to be repaired on the way.
+
+Real logs are damaged (see DESIGN.md "Reader"), so reading never raises on content: invalid
+UTF-8 is replaced and counted, NUL bytes are dropped, CRLF endings, tqdm `\\r` refreshes, ANSI
+colour codes (also with the escape byte already lost), progress bars glued to a log record,
+over-long lines, a missing final newline and truncated gzip streams are all repaired or flagged,
+and every physical line of the input yields at least one logical line.
+
+Speed: the common line is an SGLang record (`[2026-... TP0] ...`), valid UTF-8, without `\\r`,
+ANSI or NUL. For such input a whole 1 MiB block is decoded and split at once and each line costs
+a couple of C-level checks; all repair work is behind chunk-level prechecks.
+
+Memory: input is read in 1 MiB blocks and only the current partial line is kept; a line that
+never ends is capped, so memory does not grow with file or line size.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+__all__ = [
+    "MAX_LINE_CHARS",
+    "InputError",
+    "Line",
+    "ReadReport",
+    "Wrapper",
+    "check_readable",
+    "expand_paths",
+    "read_lines",
+    "split_points",
+]
+
+# Lines longer than this are truncated and flagged. Read at call time (not baked into
+# defaults) so tests can monkeypatch it.
+MAX_LINE_CHARS = 256 * 1024
+
+# A line is capped at this many *bytes* before decoding (4 bytes per character is the UTF-8
+# maximum, so a line over the byte cap is always over the character cap too). Expressed as a
+# multiple so it follows a patched MAX_LINE_CHARS.
+_BYTES_PER_CHAR_CAP = 4
+
+BLOCK_SIZE = 1 << 20  # read size: large enough to amortise per-block work
+SPLIT_MIN_BYTES = 4 << 20  # files smaller than this are never split (not worth a process)
+_COUNT_BLOCK = 4 << 20  # newline counting in split_points
+_SNIFF_BYTES = 64 * 1024  # check_readable looks at this much (decompressed) text
+_MAX_FLAGGED = 200
+_GZIP_MAGIC = b"\x1f\x8b"
+_REPLACEMENT_UTF8 = "\ufffd".encode()
+
+_LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz")
+
+
+class InputError(Exception):
+    """Bad input: its str() is one clear line for the user, e.g. 'cannot read run.log: Permission denied'."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """What a log-capturing tool (docker-compose, Ray, k8s, a log shipper, another logger) said
+    in the prefix it put before the line. For nested prefixes the innermost statement of each
+    field wins (it is the most specific about the writing process)."""
+
+    kind: str
+    ts: str | None
+    container: str | None
+    pid: int | None
+    actor: str | None
+    ip: str | None
+    level: str | None
+    logger: str | None
+    stream: str
+
+
+@dataclass(slots=True)
+class ReadReport:
+    """What reading one source found and repaired. Filled while `read_lines` iterates."""
+
+    path: str
+    physical_lines: int = 0
+    lines: int = 0
+    bytes_read: int = 0
+    bad_utf8: int = 0
+    nul_bytes: int = 0
+    crlf: int = 0
+    cr_segments: int = 0
+    glued_splits: int = 0
+    ansi_stripped: int = 0
+    wrapped: int = 0
+    long_lines: int = 0
+    flagged: list[tuple[int, str]] = field(default_factory=list)
+    missing_final_newline: bool = False
+    damaged: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-friendly copy (tuples become lists)."""
+        return {
+            "path": self.path,
+            "physical_lines": self.physical_lines,
+            "lines": self.lines,
+            "bytes_read": self.bytes_read,
+            "bad_utf8": self.bad_utf8,
+            "nul_bytes": self.nul_bytes,
+            "crlf": self.crlf,
+            "cr_segments": self.cr_segments,
+            "glued_splits": self.glued_splits,
+            "ansi_stripped": self.ansi_stripped,
+            "wrapped": self.wrapped,
+            "long_lines": self.long_lines,
+            "flagged": [[no, reason] for no, reason in self.flagged],
+            "missing_final_newline": self.missing_final_newline,
+            "damaged": self.damaged,
+        }
+
+    def flag(self, line_no: int, reason: str) -> None:
+        """Record a noteworthy line; the list is capped, the counters carry the totals."""
+        if len(self.flagged) < _MAX_FLAGGED:
+            self.flagged.append((line_no, reason))
+
+
+Line = tuple[int, str, Wrapper | None]
+
+
+# --------------------------------------------------------------------------------------------
+# Paths and up-front checks
+# --------------------------------------------------------------------------------------------
+
+
+def _os_message(path: str, err: OSError) -> str:
+    reason = err.strerror or type(err).__name__
+    return f"cannot read {path}: {reason}"
+
+
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """'-' stays '-'; a directory becomes every *.log, *.log.gz, *.txt, *.txt.gz inside it
+    (recursive, sorted); a missing path raises InputError('cannot read X: No such file or
+    directory'); a directory with no logs raises InputError('no log files in DIR (looked for
+    *.log, *.log.gz, *.txt)'). Exact duplicates are dropped (reading a file twice would
+    double every count)."""
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def add(p: str) -> None:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+
+    for p in paths:
+        if p == "-":
+            add(p)
+            continue
+        if os.path.isdir(p):
+            found: list[str] = []
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for name in files:
+                    if name.endswith(_LOG_SUFFIXES):
+                        found.append(os.path.join(root, name))
+            if not found:
+                raise InputError(f"no log files in {p} (looked for *.log, *.log.gz, *.txt)")
+            for f in sorted(found):
+                add(f)
+            continue
+        if not os.path.lexists(p) or not os.path.exists(p):
+            raise InputError(f"cannot read {p}: No such file or directory")
+        add(p)
+    return out
+
+
+# Bytes that do not occur in text logs. \t \n \v \f \r, ESC (ANSI) and BS (some tools
+# backspace over progress output) are allowed.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (8, 9, 10, 11, 12, 13, 27)) + b"\x7f"
+
+
+def check_readable(path: str) -> None:
+    """Raise InputError with one line for: missing file, permission denied, a directory, an
+    empty file ('X is empty'), a binary file ('X is not a text log (binary data)': more than 10%
+    NUL or control bytes in the first 64 KiB, after gzip decompression if gz), a gzip file that
+    is corrupt from the start ('X: not a valid gzip file'). '-' (stdin) is not checked: looking
+    would consume it."""
+    if path == "-":
+        return
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise InputError(_os_message(path, e)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"cannot read {path}: Is a directory")
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, errors mapped to InputError
+    except OSError as e:
+        raise InputError(_os_message(path, e)) from None
+    with f:
+        if not stat.S_ISREG(st.st_mode):
+            return  # a FIFO or device: reading ahead would consume it
+        try:
+            head = f.read(_SNIFF_BYTES)
+            if head[:2] == _GZIP_MAGIC:
+                head = _gunzip_head(head, f.read)
+                if head is None:
+                    raise InputError(f"{path}: not a valid gzip file")
+        except OSError as e:
+            raise InputError(_os_message(path, e)) from None
+    if not head:
+        raise InputError(f"{path} is empty")
+    bad = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    if bad * 10 > len(head):
+        raise InputError(f"{path} is not a text log (binary data)")
+
+
+def _gunzip_head(first: bytes, read: Callable[[int], bytes]) -> bytes | None:
+    """Up to 64 KiB of decompressed text, or None when the stream is corrupt before the first
+    byte of output (a truncated stream that yields text is fine: read_lines reports it)."""
+    d = zlib.decompressobj(31)
+    data = first
+    out = b""
+    fed = 0
+    try:
+        while len(out) < _SNIFF_BYTES:
+            if not data:
+                if d.eof or fed > 16 * _SNIFF_BYTES:
+                    break
+                data = read(_SNIFF_BYTES)
+                if not data:
+                    break
+            fed += len(data)
+            out += d.decompress(data, _SNIFF_BYTES - len(out))
+            data = d.unconsumed_tail
+    except zlib.error:
+        return out or None
+    if not out and not d.eof:
+        return None  # e.g. only the magic bytes: nothing can be decoded
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Byte sources: each yields raw blocks of text bytes
+# --------------------------------------------------------------------------------------------
+
+
+def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadReport) -> Iterator[bytes]:
+    """Decompress a (possibly multi-member) gzip stream. Output is bounded per call so a
+    highly compressed file cannot blow up memory; damage stops the stream and is recorded in
+    report.damaged instead of raising (the text before the damage is still good)."""
+    d = zlib.decompressobj(31)
+    data = first
+    produced = 0
+    member_has_input = bool(data)
+    while True:
+        if not data:
+            data = read(BLOCK_SIZE)
+            if not data:
+                if member_has_input and not d.eof:
+                    report.damaged = f"gzip stream truncated after {produced} bytes"
+                return
+            member_has_input = True
+        try:
+            out = d.decompress(data, BLOCK_SIZE)
+        except zlib.error as e:
+            report.damaged = f"gzip stream corrupt after {produced} bytes ({e})"
+            return
+        data = d.unconsumed_tail
+        if out:
+            produced += len(out)
+            yield out
+        if d.eof:
+            rest = d.unused_data + data
+            # Another member may follow (concatenated gzip, e.g. rotated logs `cat`-ed).
+            while len(rest) < 2:
+                more = read(BLOCK_SIZE)
+                if not more:
+                    break
+                rest += more
+            if not rest.strip(b"\x00"):
+                return  # end, or zero padding as written by some tape/block tools
+            if rest[:2] != _GZIP_MAGIC:
+                report.damaged = f"trailing data after gzip stream ignored (after {produced} bytes)"
+                return
+            d = zlib.decompressobj(31)
+            data = rest
+            member_has_input = True
+        elif len(out) < BLOCK_SIZE and not data:
+            data = b""  # decompressor is waiting for more input
+
+
+def _plain_blocks(
+    f: BinaryIO, first: bytes, start: int, end: int | None
+) -> Iterator[bytes]:
+    """Blocks of a plain file restricted to the lines owned by the byte range [start, end):
+    lines whose first byte is in the range. `first` is what was already read at `start`
+    (only used when start == 0)."""
+    pos = start
+    buf = first
+    if start > 0:
+        # Skip the partial line: begin right after the first b'\n' at offset >= start-1, so
+        # a line starting exactly at `start` is ours, and one straddling it is the previous
+        # worker's. The skipped bytes are never accumulated.
+        f.seek(start - 1)
+        pos = start - 1
+        while True:
+            buf = f.read(BLOCK_SIZE)
+            if not buf:
+                return
+            i = buf.find(b"\n")
+            if i >= 0:
+                pos += i + 1
+                buf = buf[i + 1 :]
+                break
+            pos += len(buf)
+    if end is None:
+        if buf:
+            yield buf
+        while True:
+            buf = f.read(BLOCK_SIZE)
+            if not buf:
+                return
+            yield buf
+    if pos >= end:
+        return
+    last = b"\n"
+    while pos < end:
+        if not buf:
+            buf = f.read(BLOCK_SIZE)
+            if not buf:
+                return
+        take = buf[: end - pos]
+        buf = buf[len(take) :]
+        pos += len(take)
+        last = take[-1:]
+        yield take
+    if last == b"\n":
+        return  # the range ends exactly at a line end
+    # Finish the line that contains byte end-1.
+    while True:
+        if not buf:
+            buf = f.read(BLOCK_SIZE)
+            if not buf:
+                return
+        i = buf.find(b"\n")
+        if i >= 0:
+            yield buf[: i + 1]
+            return
+        yield buf
+        buf = b""
+
+
+# --------------------------------------------------------------------------------------------
+# Cleaning regexes
+# --------------------------------------------------------------------------------------------
+
+# ANSI SGR/cursor codes with ESC, and the remnant form whose ESC was lost in copy-paste
+# (`[1;33m`, `[0m`). The remnant shape is exact so `[2026-…` or `[rank0]` are untouched.
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+_ANSI_REMNANT_RE = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+
+# A log envelope glued right after a tqdm tail (`…, ?it/s]`, `1.23s/it]`, `MB/s]`).
+_GLUED_RE = re.compile(r"(?:it/s|s/it|B/s)\](?=\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}[ \]])")
+
+_LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
+# A dotted module name (`flashinfer.jit`) – the only kind of name we trust to be a logger.
+_DOTTED = r"[A-Za-z_]\w*(?:\.\w+)+"
+
+_DOCKER_RE = re.compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
+_RAY_RE = re.compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
+_KIBANA_RE = re.compile(
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
+    r"(\d{2}:\d{2}:\d{2})(?:\.(\d+))? +"
+)
+_ISO = r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
+# Rust `tracing` (dynamo): `TS  INFO target: msg` (level right-aligned in 5 columns). A line
+# cut right after the target has no ': '.
+_RUST_RE = re.compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
+_ISO_RE = re.compile(_ISO + r"(?: +|$)")
+_BRACKET_ISO_RE = re.compile(r"\[" + _ISO + r"\](?: +(?:(\S+) >> ?)?|$)")
+_DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
+# `2025-02-26 15:44:36,973 - INFO - flashinfer.jit: msg` / `… - INFO - Command: …`
+_PYLOG_A_RE = re.compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
+# `2025-02-26 15:44:36,973 - flashinfer.jit - INFO - msg` (the logging cookbook format)
+_PYLOG_B_RE = re.compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - ")
+# `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: msg`
+_PYLOG_C_RE = re.compile(
+    _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
+)
+# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`
+_CUSTOM_RE = re.compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
+# `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
+_MANGLED_RE = re.compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    )
+}
+_DIGITS = frozenset("0123456789")
+# Kinds after which the rest is the message itself (no further wrapper can follow).
+_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", "rust-tracing"})
+# Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
+_RSTRIP_KINDS = frozenset({"kibana", "rust-tracing"})
+_ENVELOPE_STARTS = tuple(f"[{d}" for d in range(10))
+
+
+def _frac(f: str | None) -> str:
+    return "." + f[:6] if f else ""
+
+
+def _iso_ts(date: str, time: str, frac: str | None) -> str:
+    # Wall-clock time as printed; a UTC offset is dropped, not applied (the grammar compares
+    # against SGLang's own naive timestamps, and the offset is not ours to apply).
+    return f"{date} {time}{_frac(frac)}"
+
+
+# One parsed prefix: (kind, ts, container, pid, actor, ip, level, logger, end offset).
+_Prefix = tuple[str, str | None, str | None, int | None, str | None, str | None, str | None, str | None, int]
+
+
+def _match_prefix(s: str) -> _Prefix | None:
+    """Recognise one wrapper prefix at the start of `s`, dispatching on the first character
+    so that the typical non-wrapped line (traceback, bar, bare message) costs one or two
+    failed anchored matches."""
+    c = s[:1]
+    if not c:
+        return None
+    if c == "(":
+        m = _RAY_RE.match(s)
+        if m:
+            return ("ray", None, None, int(m[2]), m[1], m[3], None, None, m.end())
+        return None
+    if c == "[":
+        if s[11:12] != "T":
+            return None
+        m = _BRACKET_ISO_RE.match(s)
+        if m:
+            host = m[5]
+            kind = "k8s" if host else "iso-timestamp"
+            return (kind, _iso_ts(m[1], m[2], m[3]), host, None, None, None, None, None, m.end())
+        return None
+    if c in _DIGITS:
+        sep = s[10:11]
+        if sep == "T":
+            m = _RUST_RE.match(s)
+            if m:
+                return (
+                    "rust-tracing", _iso_ts(m[1], m[2], m[3]), None, None, None, None,
+                    m[5], m[6], m.end(),
+                )
+            m = _ISO_RE.match(s)
+            if m:
+                # kubectl --timestamps prints RFC3339Nano in UTC: 9 fraction digits + Z.
+                kind = "k8s" if m[4] == "Z" and m[3] and len(m[3]) == 9 else "iso-timestamp"
+                return (kind, _iso_ts(m[1], m[2], m[3]), None, None, None, None, None, None, m.end())
+        elif sep == " " and s[4:5] == "-":
+            m = _PYLOG_A_RE.match(s)
+            if m:
+                return (
+                    "python-logging", f"{m[1]} {m[2]}.{m[3]}", None, None, None, None,
+                    m[4], m[5], m.end(),
+                )
+            m = _PYLOG_C_RE.match(s)
+            if m:
+                return (
+                    "python-logging", f"{m[1]} {m[2]}{_frac(m[3])}", None, None, None, None,
+                    m[4], m[5], m.end(),
+                )
+            m = _CUSTOM_RE.match(s)
+            if m:
+                return (
+                    "custom-logging", f"{m[1]} {m[2]}{_frac(m[3])}", None, int(m[5]), None,
+                    None, m[4], m[6], m.end(),
+                )
+            m = _PYLOG_B_RE.match(s)
+            if m:
+                return (
+                    "python-logging", f"{m[1]} {m[2]}.{m[3]}", None, None, None, None,
+                    m[5], m[4], m.end(),
+                )
+    elif c.isupper():
+        mon = _MONTHS.get(s[:3])
+        if mon is not None:
+            m = _KIBANA_RE.match(s)
+            if m:
+                ts = f"{m[3]}-{mon:02d}-{int(m[2]):02d} {m[4]}{_frac(m[5])}"
+                return ("kibana", ts, None, None, None, None, None, None, m.end())
+        m = _MANGLED_RE.match(s)
+        if m:
+            logger = m[2].replace(" ", "")
+            return ("python-logging", None, None, None, None, None, m[1], logger, m.end())
+    m = _DOCKER_RE.match(s)
+    if m:
+        return ("docker-compose", None, m[1], None, None, None, None, None, m.end())
+    return None
+
+
+def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
+    if kind == "ray":
+        return f"ray:{pid}"
+    if kind == "docker-compose":
+        return f"docker:{container}"
+    if pid is not None:
+        return f"pid:{pid}"
+    return ""
+
+
+_WrapCache = dict[str, Wrapper]
+
+
+def _unwrap(s: str, cache: _WrapCache) -> tuple[Wrapper | None, str]:
+    """Strip (possibly nested) wrapper prefixes; return the merged Wrapper and the rest.
+    Identical prefixes (docker/Ray without timestamps) share one cached Wrapper object."""
+    first = _match_prefix(s)
+    if first is None:
+        return None, s
+    prefixes = [first]
+    pos = first[8]
+    kind = first[0]
+    while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
+        rest = s[pos:]
+        if rest.startswith(_ENVELOPE_STARTS) and rest[11:12] != "T":
+            break  # an SGLang envelope: the grammar takes it from here
+        nxt = _match_prefix(rest)
+        if nxt is None or nxt[8] == 0:
+            break
+        prefixes.append(nxt)
+        pos += nxt[8]
+        kind = nxt[0]
+    key = s[:pos]
+    w = cache.get(key)
+    if w is None:
+        w = _merge(prefixes)
+        if len(cache) > 4096:
+            cache.clear()  # bounded: timestamped prefixes rarely repeat
+        cache[key] = w
+    rest = s[pos:]
+    if w.kind in _RSTRIP_KINDS or any(p[0] in _RSTRIP_KINDS for p in prefixes):
+        rest = rest.rstrip()
+    return w, rest
+
+
+def _merge(prefixes: list[_Prefix]) -> Wrapper:
+    # Innermost statement of each field wins; the stream comes from the innermost wrapper
+    # that identifies a writer.
+    kind, ts, container, pid, actor, ip, level, logger = prefixes[-1][:8]
+    stream = _stream_of(kind, container, pid)
+    for p in reversed(prefixes[:-1]):
+        ts = ts if ts is not None else p[1]
+        container = container if container is not None else p[2]
+        pid = pid if pid is not None else p[3]
+        actor = actor if actor is not None else p[4]
+        ip = ip if ip is not None else p[5]
+        level = level if level is not None else p[6]
+        logger = logger if logger is not None else p[7]
+        if not stream:
+            stream = _stream_of(p[0], p[2], p[3])
+    return Wrapper(kind, ts, container, pid, actor, ip, level, logger, stream)
+
+
+# --------------------------------------------------------------------------------------------
+# Line cleaning
+# --------------------------------------------------------------------------------------------
+
+
+def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -> list[Line]:
+    """Full cleaning of one physical line that has already been decoded, stripped of its
+    line ending and NULs: ANSI, wrapper, `\\r` segments, glued bars. `ansi` says whether the
+    chunk precheck found anything ANSI-like."""
+    if ansi and ("\x1b" in s or "m" in s):
+        s2, n = _ANSI_RE.subn("", s)
+        if n:
+            report.ansi_stripped += 1
+            s = s2
+    w: Wrapper | None = None
+    if not (s.startswith(_ENVELOPE_STARTS) and s[11:12] != "T"):
+        w, s = _unwrap(s, cache)
+        if w is not None:
+            report.wrapped += 1
+    if "\r" in s:
+        segs = [x for x in s.split("\r") if x]
+        if not segs:
+            return [(no, "", w)]
+        report.cr_segments += len(segs) - 1
+        if w is None:
+            # The capture tool prefixes physical lines, so a wrapper after a `\r` is unusual,
+            # but costs nothing to honour: wrap each segment independently.
+            out: list[Line] = []
+            for seg in segs:
+                sw, seg = _unwrap(seg, cache)
+                if sw is not None:
+                    report.wrapped += 1
+                out.extend(_unglue(seg, no, sw, report))
+            return out
+        out = []
+        for seg in segs:
+            out.extend(_unglue(seg, no, w, report))
+        return out
+    return _unglue(s, no, w, report)
+
+
+def _unglue(s: str, no: int, w: Wrapper | None, report: ReadReport) -> list[Line]:
+    """Split a log record glued right after a tqdm bar into its own logical line."""
+    if "/s]" not in s and "s/it]" not in s:
+        return [(no, s, w)]
+    cuts = [m.end() for m in _GLUED_RE.finditer(s)]
+    if not cuts:
+        return [(no, s, w)]
+    report.glued_splits += len(cuts)
+    out: list[Line] = []
+    prev = 0
+    for c in cuts:
+        out.append((no, s[prev:c], w))
+        prev = c
+    out.append((no, s[prev:], w))
+    return out
+
+
+def _decode(b: bytes, no: int, report: ReadReport) -> str:
+    """Decode one line's bytes, replacing and counting invalid sequences exactly: every
+    U+FFFD in the result that was not an encoded U+FFFD in the input is a replacement
+    (EF BF BD always decodes as itself, it cannot be part of an invalid sequence)."""
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        s = b.decode("utf-8", "replace")
+        n = s.count("\ufffd") - b.count(_REPLACEMENT_UTF8)
+        report.bad_utf8 += n
+        report.flag(no, f"{n} invalid UTF-8 sequence{'s' if n != 1 else ''} replaced")
+        return s
+
+
+def _slow_line(
+    b: bytes, no: int, report: ReadReport, cache: _WrapCache, max_chars: int, truncated: bool
+) -> list[Line]:
+    """Reference semantics for one physical line given as bytes (without its b'\\n').
+    `truncated` means the line was already cut at the byte cap while reading."""
+    byte_cap = _BYTES_PER_CHAR_CAP * max_chars
+    if len(b) > byte_cap:
+        b = b[:byte_cap]
+        truncated = True
+    if truncated:
+        # Do not cut a multibyte character in half (that would invent a bad-UTF-8 count).
+        b = _trim_partial_utf8(b)
+    elif b[-1:] == b"\r":
+        b = b[:-1]
+        report.crlf += 1
+    if b"\x00" in b:
+        n = b.count(b"\x00")
+        report.nul_bytes += n
+        report.flag(no, f"{n} NUL byte{'s' if n != 1 else ''} removed")
+        b = b.replace(b"\x00", b"")
+    s = _decode(b, no, report)
+    if len(s) > max_chars:
+        s = s[:max_chars]
+        truncated = True
+    if truncated:
+        report.long_lines += 1
+        report.flag(no, f"line longer than {max_chars} characters, truncated")
+    return _clean(s, no, report, cache, True)
+
+
+def _trim_partial_utf8(b: bytes) -> bytes:
+    """Drop an incomplete UTF-8 sequence at the very end of `b` (left by a byte cut)."""
+    for back in range(1, min(4, len(b)) + 1):
+        c = b[-back]
+        if c < 0x80:
+            return b  # ASCII: nothing cut
+        if c >= 0xC0:  # a lead byte: complete if enough continuation bytes follow
+            need = 2 if c < 0xE0 else 3 if c < 0xF0 else 4
+            return b if back >= need else b[:-back]
+    return b
+
+
+def _ansi_possible(text: str) -> bool:
+    # The remnant regex is cheap per '[' but every SGLang line has one, so look for the tell-
+    # tale endings first: an SGR code always ends in 'm' right after a digit or '['.
+    if "\x1b" in text:
+        return True
+    if "m" not in text:
+        return False
+    return _ANSI_REMNANT_RE.search(text) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The reading loop
+# --------------------------------------------------------------------------------------------
+
+
+def _iter_lines(
+    blocks: Iterator[bytes], report: ReadReport, first_no: int, max_chars: int
+) -> Iterator[Line]:
+    no = first_no - 1
+    byte_cap = _BYTES_PER_CHAR_CAP * max_chars
+    pending = b""
+    discarding = False  # inside an over-long line: drop bytes until its newline
+    cache: _WrapCache = {}
+    env = _ENVELOPE_STARTS
+    try:
+        for block in blocks:
+            report.bytes_read += len(block)
+            if discarding:
+                i = block.find(b"\n")
+                if i < 0:
+                    continue
+                no += 1
+                out = _slow_line(pending, no, report, cache, max_chars, True)
+                report.lines += len(out)
+                yield from out
+                pending = b""
+                discarding = False
+                block = block[i + 1 :]
+                if not block:
+                    continue
+            i = block.rfind(b"\n")
+            if i < 0:
+                pending += block
+                if len(pending) > byte_cap:
+                    pending = pending[:byte_cap]
+                    discarding = True
+                continue
+            chunk = pending + block[: i + 1] if pending else block[: i + 1]
+            pending = block[i + 1 :]
+            if len(pending) > byte_cap:
+                pending = pending[:byte_cap]
+                discarding = True
+
+            # ---- fast path: the whole chunk decodes and has no NUL / over-long line -------
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                text = ""
+            lines: list[str] = []
+            if text and "\x00" not in text:
+                lines = text.split("\n")
+                lines.pop()  # the chunk ends with b'\n'
+                if max(map(len, lines)) > max_chars:
+                    lines = []
+            if not lines:
+                # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).
+                for b in chunk[:-1].split(b"\n"):
+                    no += 1
+                    out = _slow_line(b, no, report, cache, max_chars, False)
+                    report.lines += len(out)
+                    yield from out
+                continue
+
+            if "\r" in text:
+                n = text.count("\r\n")
+                if n:
+                    report.crlf += n
+                    text = text.replace("\r\n", "\n")
+                    lines = text.split("\n")
+                    lines.pop()
+            need_clean = "\r" in text or "/s]" in text or "s/it]" in text
+            ansi = _ansi_possible(text)
+            if need_clean or ansi:
+                for s in lines:
+                    no += 1
+                    out = _clean(s, no, report, cache, ansi)
+                    report.lines += len(out)
+                    yield from out
+                continue
+
+            # ---- hot loop: only wrapper prefixes are possible ----------------------------
+            report.lines += len(lines)
+            for s in lines:
+                no += 1
+                if s.startswith(env) and s[11:12] != "T":
+                    yield (no, s, None)
+                else:
+                    w, s = _unwrap(s, cache)
+                    if w is not None:
+                        report.wrapped += 1
+                    yield (no, s, w)
+
+        if pending or discarding:
+            report.missing_final_newline = True
+            no += 1
+            out = _slow_line(pending, no, report, cache, max_chars, discarding)
+            report.lines += len(out)
+            yield from out
+    finally:
+        report.physical_lines = no - first_no + 1
+
+
+def read_lines(
+    path: str,
+    report: ReadReport,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    first_line_no: int = 1,
+) -> Iterator[Line]:
+    """Yield clean lines from a plain file, a .gz file (detected by magic bytes 1f 8b, not the
+    name), or stdin ('-').
+
+    start/end: a byte range of a PLAIN file for parallel workers: begin at the first line that
+    starts at or after `start` (if start>0 skip the partial line: begin right after the first
+    b'\\n' at offset >= start-1), and stop after the line that contains byte end-1 (lines whose
+    first byte is < end). Numbering starts at first_line_no.
+
+    Fills `report` as it goes; read it after exhausting the iterator. Opening errors raise
+    InputError (on the first next()); damage found while reading is recorded in report.damaged.
+    """
+    ranged = start > 0 or end is not None
+    max_chars = MAX_LINE_CHARS
+    if path == "-":
+        if ranged:
+            raise ValueError("byte ranges need a plain file, not stdin")
+        src: BinaryIO = sys.stdin.buffer
+        yield from _iter_lines(_source_blocks(src, report, 0, None, False), report, first_line_no, max_chars)
+        return
+    try:
+        f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed in finally
+    except OSError as e:
+        raise InputError(_os_message(path, e)) from None
+    try:
+        if stat.S_ISDIR(os.fstat(f.fileno()).st_mode):
+            raise InputError(f"cannot read {path}: Is a directory")
+        blocks = _source_blocks(f, report, start, end, ranged)
+        yield from _iter_lines(blocks, report, first_line_no, max_chars)
+    finally:
+        f.close()
+
+
+def _source_blocks(
+    f: BinaryIO, report: ReadReport, start: int, end: int | None, ranged: bool
+) -> Iterator[bytes]:
+    """Blocks of text bytes from an open binary stream, gunzipping when the magic says so."""
+    try:
+        if ranged:
+            head = f.read(2)
+            if head == _GZIP_MAGIC:
+                raise ValueError(f"byte ranges need a plain file, {report.path} is gzip")
+            if start > 0:
+                yield from _plain_blocks(f, b"", start, end)
+            else:
+                yield from _plain_blocks(f, head, 0, end)
+            return
+        first = f.read(BLOCK_SIZE)
+        # Unbuffered and pipe reads can be short; make sure the magic check sees 2 bytes.
+        while 0 < len(first) < 2:
+            more = f.read(BLOCK_SIZE)
+            if not more:
+                break
+            first += more
+        if first[:2] == _GZIP_MAGIC:
+            yield from _gunzip_blocks(first, f.read, report)
+            return
+        if first:
+            yield first
+        while True:
+            b = f.read(BLOCK_SIZE)
+            if not b:
+                return
+            yield b
+    except OSError as e:
+        # A read error mid-way (EIO, a vanished network file): keep what was read.
+        report.damaged = f"read error after {report.bytes_read} bytes: {e.strerror or e}"
+
+
+def split_points(path: str, parts: int) -> list[tuple[int, int, int]]:
+    """For a plain file, return up to `parts` (start, end, first_line_no) byte ranges aligned
+    to line starts covering the whole file, suitable for read_lines(start=, end=,
+    first_line_no=). A file below SPLIT_MIN_BYTES (4 MiB), a gzip file, or parts <= 1 gives
+    one part; ranges that would be empty (a single huge line spanning several nominal
+    parts) are merged, so fewer than `parts` may come back."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            gz = f.read(2) == _GZIP_MAGIC
+    except OSError as e:
+        raise InputError(_os_message(path, e)) from None
+    if parts <= 1 or size < SPLIT_MIN_BYTES or gz:
+        return [(0, size, 1)]
+    nominal = [size * k // parts for k in range(1, parts)]
+    # One pass: for each nominal cut, find the first line start at or after it (the byte
+    # after the first b'\n' at offset >= cut-1), counting newlines before it on the way.
+    starts: list[tuple[int, int]] = [(0, 1)]
+    newlines = 0
+    pos = 0
+    k = 0
+    with open(path, "rb") as f:
+        while k < len(nominal):
+            block = f.read(_COUNT_BLOCK)
+            if not block:
+                break
+            bstart = pos
+            bend = pos + len(block)
+            while k < len(nominal):
+                cut = max(nominal[k], starts[-1][0] + 1)
+                lo = cut - 1
+                if lo >= bend:
+                    break
+                i = block.find(b"\n", max(lo - bstart, 0))
+                if i < 0:
+                    # The line continues into the next block; retry there.
+                    break
+                line_start = bstart + i + 1
+                if line_start >= size:
+                    k = len(nominal)
+                    break
+                nl_before = newlines + block.count(b"\n", 0, i + 1)
+                starts.append((line_start, nl_before + 1))
+                # Later nominal cuts inside this same line collapse onto this start.
+                while k < len(nominal) and nominal[k] <= line_start:
+                    k += 1
+            newlines += block.count(b"\n")
+            pos = bend
+    out: list[tuple[int, int, int]] = []
+    for j, (s, no) in enumerate(starts):
+        e = starts[j + 1][0] if j + 1 < len(starts) else size
+        out.append((s, e, no))
+    return out

@@ -1,0 +1,22 @@
+"""The lark Transformer that turns parsed lines into (envelope, event class, fields).
+
+One mixin per message family, each in its own module next to the grammar file it serves.
+"""
+
+from __future__ import annotations
+
+from lark import Transformer
+
+from logparse.transform.bench import BenchCallbacks
+from logparse.transform.envelope import Envelope, EnvelopeCallbacks
+from logparse.transform.failures import FailureCallbacks
+from logparse.transform.runtime import RuntimeCallbacks
+from logparse.transform.startup import StartupCallbacks
+
+__all__ = ["Envelope", "LineTransformer"]
+
+
+class LineTransformer(
+    EnvelopeCallbacks, StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks, Transformer
+):
+    """All callbacks. Message callbacks return (event class, fields); `line` adds the envelope."""

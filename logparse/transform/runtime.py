@@ -1,0 +1,167 @@
+"""Transformer callbacks for grammars/runtime.lark: stats lines, retraction, uvicorn, readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logparse.events import DecodeBatch, HttpAccess, PrefillBatch, Retraction, ServerReady, UvicornLifecycle
+
+Children = list[Any]
+
+# Stats keys as printed → field names. Keys not listed go to `extra` under a normalised name.
+_DECODE_KEYS = {
+    "#running-req": "running",
+    "#token": "tokens",
+    "token usage": "token_usage",
+    "accept len": "accept_len",
+    "accept rate": "accept_rate",
+    "gen throughput (token/s)": "gen_throughput",
+    "#queue-req": "queue",
+}
+_PREFILL_KEYS = {
+    "#new-seq": "new_seq",
+    "#new-token": "new_token",
+    "#cached-token": "cached_token",
+    "token usage": "token_usage",
+    "#running-req": "running",
+    "#queue-req": "queue",
+    "input throughput (token/s)": "input_throughput",
+}
+_GRAPH_KEYS = frozenset({"cuda graph", "cpu graph", "npu graph", "musa graph", "xpu graph"})
+# When a hybrid model prints no plain `token usage`, the full-attention pool is the KV pool.
+_USAGE_FALLBACK = ("full token usage", "gpu token usage")
+
+_EXTRA_NAMES: dict[str, str] = {}
+
+
+def _extra_name(key: str) -> str:
+    """'#full token' → 'full_tokens', 'swa token usage' → 'swa_token_usage', 'cache hit rate' → ..."""
+    name = _EXTRA_NAMES.get(key)
+    if name is None:
+        k = key.replace("(token/s)", "").replace("(per GPU)", "per_gpu").replace("(GB/s per GPU)", "gbps")
+        k = k.replace("#", "n_").replace("-", "_").replace(".", "").replace("/", "_").replace("+", "_")
+        name = "_".join(k.split()).strip("_").lower()
+        _EXTRA_NAMES[key] = name
+    return name
+
+
+def _number(value: str) -> float | None:
+    value = value.strip()
+    if value.endswith("%"):
+        value = value[:-1]
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
+    """Split a stats body into fields. Numbers as floats (ints where the field is a count)."""
+    kw: dict[str, Any] = {}
+    extra: dict[str, float] = {}
+    for item in body.rstrip(", ").split(", "):
+        key, sep, value = item.partition(": ")
+        if not sep:
+            continue
+        name = known.get(key)
+        if name is not None:
+            num = _number(value)
+            if num is not None:
+                kw[name] = int(num) if key[0] == "#" else num
+        elif key in _GRAPH_KEYS:
+            kw["cuda_graph"] = value.strip() == "True"
+            if key != "cuda graph":
+                extra["graph_device_" + key.split()[0]] = 1.0
+        else:
+            num = _number(value)
+            if num is not None:
+                extra[_extra_name(key)] = num
+    if "token_usage" not in kw:
+        for key in _USAGE_FALLBACK:
+            name = _extra_name(key)
+            if name in extra:
+                kw["token_usage"] = extra[name]
+                break
+    if extra:
+        kw["extra"] = extra
+    return kw
+
+
+def _iteration(head: str) -> int | None:
+    if "[" in head:
+        return int(head[head.index("[") + 1 : head.index("]")])
+    return None
+
+
+class RuntimeCallbacks:
+    def decode_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
+        head, body = children
+        kw = _stats(str(body), _DECODE_KEYS)
+        it = _iteration(head)
+        if it is not None:
+            kw["iteration"] = it
+        return DecodeBatch, kw
+
+    def prefill_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
+        head, body = children
+        kw = _stats(str(body), _PREFILL_KEYS)
+        head = str(head)
+        if "(mixed" in head:
+            kw["running"] = int(head[head.index(": ") + 2 : head.index(")")])
+        else:
+            it = _iteration(head)
+            if it is not None:
+                kw["iteration"] = it
+        return PrefillBatch, kw
+
+    def retraction(self, children: Children) -> tuple[type, dict[str, Any]]:
+        kw: dict[str, Any] = {}
+        for item in str(children[1]).rstrip(", ").split(", "):
+            key, _, value = item.partition(": ")
+            if key == "#retracted_reqs":
+                kw["retracted"] = int(value)
+            elif key == "#new_tokens_gained":
+                kw["new_tokens_gained"] = int(value)
+            elif key == "#new_token_ratio":
+                before, _, after = value.partition(" -> ")
+                kw["ratio_from"] = _number(before)
+                if after.strip():
+                    kw["ratio_to"] = _number(after)
+        return Retraction, kw
+
+    def http_access(self, children: Children) -> tuple[type, dict[str, Any]]:
+        text = str(children[1])
+        client, _, rest = text.partition(' - "')
+        request, _, status = rest.rpartition('" ')
+        method, _, tail = request.partition(" ")
+        path = tail.rpartition(" ")[0]
+        return HttpAccess, {
+            "client": client,
+            "method": method,
+            "path": path,
+            "status": int(status[:3]),
+            "reason": status[4:].strip(),
+        }
+
+    def uvicorn_lifecycle(self, children: Children) -> tuple[type, dict[str, Any]]:
+        text = str(children[1])
+        kw: dict[str, Any] = {}
+        if text.startswith("Started"):
+            kw["stage"] = "started" if "server" in text else "started-parent"
+            kw["pid"] = int(text[text.index("[") + 1 : -1])
+        elif text.startswith("Finished"):
+            kw["stage"] = "finished"
+            kw["pid"] = int(text[text.index("[") + 1 : -1])
+        elif text.startswith("Uvicorn running on "):
+            kw["stage"] = "running"
+            kw["url"] = text[len("Uvicorn running on ") :].split(" ", 1)[0]
+        elif text.startswith("Waiting"):
+            kw["stage"] = "waiting-startup" if "startup" in text else "waiting-shutdown"
+        elif text.startswith("Application"):
+            kw["stage"] = "startup-complete" if "startup" in text else "shutdown-complete"
+        else:
+            kw["stage"] = "shutting-down"
+        return UvicornLifecycle, kw
+
+    def server_ready(self, children: Children) -> tuple[type, dict[str, Any]]:
+        return ServerReady, {}
