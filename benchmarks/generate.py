@@ -214,7 +214,8 @@ class Generator:
             return f"[{self.ts(t)}] {msg}"
         return f"[{self.ts(t)}{self.sfx(r)}] {msg}"
 
-    def per_rank(self, t: float, spread: float, make: Callable[[int], str]) -> float:
+    def per_rank(self, t: float, spread: float, make: Callable[[int], str],
+                 skip: int | None = None) -> float:
         """One line per rank, ranks in random order, each stamped by its own process."""
         assert self.log is not None
         order = list(range(self.ranks))
@@ -222,6 +223,8 @@ class Generator:
         out = self.log.buf
         tmax = t
         for r in order:
+            if r == skip:
+                continue
             tr = t + self.rng.random() * spread
             tmax = max(tmax, tr)
             out.append(self.P(tr, r, make(r)))
@@ -361,7 +364,7 @@ class Generator:
             f"mem usage={wmem[r]:.2f} GB.",
         )
         out.append(self.P(t, 0, "Using KV cache dtype: torch.bfloat16"))
-        kv_gb = self.kv_cap / KV_TOKENS_PER_GB / 2
+        kv_gb = self.kv_cap / KV_TOKENS_PER_GB
         t = self.per_rank(
             t + 0.4, 0.4,
             lambda r: f"KV Cache is allocated. #tokens: {self.kv_cap}, K size: {kv_gb:.2f} GB, "
@@ -410,16 +413,19 @@ class Generator:
                 f"avail mem={pool[r]:.2f} GB",
             )
             bar_line = self.capture_bar(pool[0], mem, "Capturing batches")
+            glued = None
             if kind == "draft extend" and R > 1:
-                # a log record of another process glued onto the tqdm line (§1.3)
-                bar_line += self.P(t + 0.5, R - 1, "Capture draft extend cuda graph end. "
-                                   f"Time elapsed: {secs + 0.41:.2f} s. mem usage={mem:.2f} GB. "
-                                   f"avail mem={pool[R - 1] - mem:.2f} GB.")
+                # another rank's log record glued onto the end of the tqdm line (§1.3)
+                glued = R - 1
+                bar_line += self.P(t + secs - 0.3, glued, f"Capture {kind} cuda graph end. "
+                                   f"Time elapsed: {secs - 0.12:.2f} s. mem usage={mem:.2f} GB. "
+                                   f"avail mem={pool[glued] - mem:.2f} GB.")
             out.append(bar_line)
             t = self.per_rank(
                 t + secs, 0.5,
                 lambda r: f"Capture {kind} cuda graph end. Time elapsed: {secs + rng.random() * 0.4:.2f} s. "
                 f"mem usage={mem:.2f} GB. avail mem={pool[r] - mem:.2f} GB.",
+                skip=glued,
             )
             pool = [p - mem for p in pool]
         out.append(self.P(
@@ -524,11 +530,11 @@ class Generator:
             h = ((START + tt) % 86400) / 3600.0
             day = 0.12
             if 7.0 < h < 21.0:
-                day += 1.45 * math.sin(math.pi * (h - 7.0) / 14.0) ** 1.5
+                day += 1.7 * math.sin(math.pi * (h - 7.0) / 14.0) ** 1.5
             w = int(tt // 2400)
             if w != burst_win:
                 burst_win = w
-                burst = 1.0 + rnd() * 1.1 if rnd() < 0.3 else 1.0
+                burst = 1.0 + rnd() * 0.9 if rnd() < 0.3 else 1.0
             if burst > 1.0 and tt - w * 2400 < 480:
                 return day * burst
             return day
@@ -553,7 +559,7 @@ class Generator:
         def kv_now() -> int:
             return int(sum_kv0 + n_run * G - sum_g0)
 
-        while log.n < stop_at:
+        while log.flushed + len(out) < stop_at:
             # ---- arrivals up to now (and polls), admission of queued requests -------------
             dt = DECODE_INTERVAL * (0.011 + 0.00022 * n_run) * (0.95 + 0.1 * rnd())
             if n_run == 0 and not queue:
@@ -588,8 +594,11 @@ class Generator:
             # ---- decode step (every DECODE_INTERVAL iterations) ----------------------------
             if n_run:
                 accept_base += (rnd() - 0.5) * 0.08
-                accept_base = min(max(accept_base, 1.9), 3.5)
-                al = min(max(accept_base + (rnd() - 0.5) * 0.3, 1.0), 4.0)
+                if accept_base < 1.9:
+                    accept_base = 1.9
+                elif accept_base > 3.5:
+                    accept_base = 3.5
+                al = accept_base + (rnd() - 0.5) * 0.3
                 gained = DECODE_INTERVAL * al
                 G += gained
                 toks = n_run * gained
@@ -601,10 +610,12 @@ class Generator:
                 accept_sum += al
                 accept_n += 1
                 last_decode_t = t
-                kv = kv_now()
+                kv = int(sum_kv0 + n_run * G - sum_g0)
+                if kv > cap:
+                    kv = cap
                 out.append(
-                    f"[{ts(t)}{s0}] Decode batch, #running-req: {n_run}, #token: {min(kv, cap)}, "
-                    f"token usage: {min(kv / cap, 1.0):.2f}, accept len: {al:.2f}, "
+                    f"[{ts(t)}{s0}] Decode batch, #running-req: {n_run}, #token: {kv}, "
+                    f"token usage: {kv / cap:.2f}, accept len: {al:.2f}, "
                     f"accept rate: {al / NUM_DRAFT_TOKENS:.2f}, "
                     f"cuda graph: {'True' if n_run <= CAPTURE_BS[-1] else 'False'}, "
                     f"gen throughput (token/s): {gen:.2f}, #queue-req: {len(queue)}"
@@ -620,7 +631,7 @@ class Generator:
                     sum_kv0, sum_g0 = 0, 0.0
                 # retraction when the pool is (nearly) full
                 kv = kv_now()
-                if kv >= 0.985 * cap and n_run > 1:
+                if kv >= 0.98 * cap and n_run > 1:
                     k = 0
                     freed = 0
                     while n_run > 1 and (k == 0 or kv - freed > 0.9 * cap):
@@ -650,7 +661,7 @@ class Generator:
                 nseq = 0
                 done: list[list] = []
                 kv = kv_now()
-                reserve = new_token_ratio * 1200
+                reserve = new_token_ratio * 600
                 room = cap - kv - n_run * reserve
                 for req in queue:
                     if n_run + nseq >= MAX_RUNNING or budget <= 0:
@@ -680,7 +691,7 @@ class Generator:
                 last_prefill_tokens = batch_new
                 out.append(
                     f"[{ts(t)}{s0}] Prefill batch, #new-seq: {nseq}, #new-token: {batch_new}, "
-                    f"#cached-token: {batch_cached}, token usage: {min(kv / cap, 1.0):.2f}, "
+                    f"#cached-token: {batch_cached}, token usage: {(kv if kv < cap else cap) / cap:.2f}, "
                     f"#running-req: {n_run}, #queue-req: {len(queue)}, "
                     f"cuda graph: {'True' if batch_new <= 4096 else 'False'}, "
                     f"input throughput (token/s): {ipt:.2f}"
@@ -697,14 +708,14 @@ class Generator:
                     peak_run = n_run
 
             # ---- rare lines -------------------------------------------------------------------
-            if rnd() < 0.022:
+            if rnd() < 0.011:
                 out.append(self.chatter(t))
             if tb_pending:
-                for _ in range(1 + int(rnd() * 3)):
+                for _ in range(2 + int(rnd() * 6)):
                     out.append(tb_pending.popleft())
                     if not tb_pending:
                         break
-            elif log.n >= next_tb:
+            elif log.flushed + len(out) >= next_tb:
                 next_tb += 50000 + rng.randrange(-5000, 5000)
                 tb_pending.extend(self.traceback(t))
             if len(out) >= 50000:

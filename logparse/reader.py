@@ -25,7 +25,7 @@ import re
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -171,7 +171,7 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
             for f in sorted(found):
                 add(f)
             continue
-        if not os.path.lexists(p) or not os.path.exists(p):
+        if not os.path.exists(p):
             raise InputError(f"cannot read {p}: No such file or directory")
         add(p)
     return out
@@ -260,6 +260,17 @@ def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadRepor
         if not data:
             data = read(BLOCK_SIZE)
             if not data:
+                # Input is exhausted, but zlib may still hold output held back by max_length.
+                try:
+                    while not d.eof:
+                        out = d.decompress(b"", BLOCK_SIZE)
+                        if not out:
+                            break
+                        produced += len(out)
+                        yield out
+                except zlib.error as e:
+                    report.damaged = f"gzip stream corrupt after {produced} bytes ({e})"
+                    return
                 if member_has_input and not d.eof:
                     report.damaged = f"gzip stream truncated after {produced} bytes"
                 return
@@ -274,7 +285,7 @@ def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadRepor
             produced += len(out)
             yield out
         if d.eof:
-            rest = d.unused_data + data
+            rest = d.unused_data
             # Another member may follow (concatenated gzip, e.g. rotated logs `cat`-ed).
             while len(rest) < 2:
                 more = read(BLOCK_SIZE)
@@ -289,8 +300,6 @@ def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadRepor
             d = zlib.decompressobj(31)
             data = rest
             member_has_input = True
-        elif len(out) < BLOCK_SIZE and not data:
-            data = b""  # decompressor is waiting for more input
 
 
 def _plain_blocks(
@@ -359,12 +368,20 @@ def _plain_blocks(
 # --------------------------------------------------------------------------------------------
 
 # ANSI SGR/cursor codes with ESC, and the remnant form whose ESC was lost in copy-paste
-# (`[1;33m`, `[0m`). The remnant shape is exact so `[2026-…` or `[rank0]` are untouched.
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[(?:\d{1,3}(?:;\d{1,3})*)?m")
-_ANSI_REMNANT_RE = re.compile(r"\[(?:\d{1,3}(?:;\d{1,3})*)?m")
+# (`[1;33m`, `[0m`). The remnant needs at least one digit: `[m` alone would eat the start of
+# `[model_runner.py:313]`; `[2026-…` and `[rank0]` never match.
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d{1,3}(?:;\d{1,3})*m")
+# Block-level precheck on raw bytes: a superset of the remnant shape, and the cheapest form
+# for the regex engine (bytes, a literal '[' prefix, no nested groups).
+_ANSI_PRECHECK_RE = re.compile(rb"\[[0-9][0-9;]*m")
 
-# A log envelope glued right after a tqdm tail (`…, ?it/s]`, `1.23s/it]`, `MB/s]`).
-_GLUED_RE = re.compile(r"(?:it/s|s/it|B/s)\](?=\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}[ \]])")
+# A log envelope glued right after a tqdm tail. A bar with a known total always ends in
+# `[elapsed<remaining, rate]` (`[00:00<?, ?it/s]`, `[00:01<00:00,  1.23s/it]`, `MB/s]`), so the
+# '<' is required: it is a single-character (memchr) precheck for a whole block, and the same
+# rule is applied per line so results never depend on how lines fall into blocks.
+_GLUED_RE = re.compile(
+    r"<[^\[\]<]*(?:it/s|s/it|B/s)\](?=\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}[ \]])"
+)
 
 _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
 # A dotted module name (`flashinfer.jit`) – the only kind of name we trust to be a logger.
@@ -407,7 +424,6 @@ _DIGITS = frozenset("0123456789")
 _TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", "rust-tracing"})
 # Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
 _RSTRIP_KINDS = frozenset({"kibana", "rust-tracing"})
-_ENVELOPE_STARTS = tuple(f"[{d}" for d in range(10))
 
 
 def _frac(f: str | None) -> str:
@@ -525,10 +541,12 @@ def _unwrap(s: str, cache: _WrapCache) -> tuple[Wrapper | None, str]:
     kind = first[0]
     while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
         rest = s[pos:]
-        if rest.startswith(_ENVELOPE_STARTS) and rest[11:12] != "T":
-            break  # an SGLang envelope: the grammar takes it from here
+        if rest[:1] == "[" and rest[11:12] != "T":
+            break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
         nxt = _match_prefix(rest)
-        if nxt is None or nxt[8] == 0:
+        # docker-compose is always outermost; inside another wrapper `word  | ` is message
+        # text (a table, a bar), not a prefix.
+        if nxt is None or nxt[8] == 0 or nxt[0] == "docker-compose":
             break
         prefixes.append(nxt)
         pos += nxt[8]
@@ -579,7 +597,7 @@ def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -
             report.ansi_stripped += 1
             s = s2
     w: Wrapper | None = None
-    if not (s.startswith(_ENVELOPE_STARTS) and s[11:12] != "T"):
+    if s[:1] != "[" or s[11:12] == "T":
         w, s = _unwrap(s, cache)
         if w is not None:
             report.wrapped += 1
@@ -607,9 +625,9 @@ def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -
 
 def _unglue(s: str, no: int, w: Wrapper | None, report: ReadReport) -> list[Line]:
     """Split a log record glued right after a tqdm bar into its own logical line."""
-    if "/s]" not in s and "s/it]" not in s:
+    if "<" not in s or ("/s]" not in s and "s/it]" not in s):
         return [(no, s, w)]
-    cuts = [m.end() for m in _GLUED_RE.finditer(s)]
+    cuts = [m.end() for m in _GLUED_RE.finditer(s)]  # split after the bar's ']' 
     if not cuts:
         return [(no, s, w)]
     report.glued_splits += len(cuts)
@@ -678,14 +696,23 @@ def _trim_partial_utf8(b: bytes) -> bytes:
     return b
 
 
-def _ansi_possible(text: str) -> bool:
-    # The remnant regex is cheap per '[' but every SGLang line has one, so look for the tell-
-    # tale endings first: an SGR code always ends in 'm' right after a digit or '['.
-    if "\x1b" in text:
+def _has_long_line(text: str, limit: int) -> bool:
+    """Whether some line of `text` (which ends with '\n') is longer than `limit`, without
+    splitting: hop from newline to newline in windows of limit+1 characters."""
+    n = len(text)
+    pos = 0
+    while n - pos > limit + 1:
+        j = text.rfind("\n", pos, pos + limit + 1)
+        if j < 0:
+            return True  # limit+1 characters without a newline
+        pos = j + 1
+    return False
+
+
+def _ansi_possible(chunk: bytes) -> bool:
+    if b"\x1b" in chunk:  # memchr
         return True
-    if "m" not in text:
-        return False
-    return _ANSI_REMNANT_RE.search(text) is not None
+    return _ANSI_PRECHECK_RE.search(chunk) is not None
 
 
 # --------------------------------------------------------------------------------------------
@@ -694,14 +721,13 @@ def _ansi_possible(text: str) -> bool:
 
 
 def _iter_lines(
-    blocks: Iterator[bytes], report: ReadReport, first_no: int, max_chars: int
+    blocks: Generator[bytes, None, None], report: ReadReport, first_no: int, max_chars: int
 ) -> Iterator[Line]:
     no = first_no - 1
     byte_cap = _BYTES_PER_CHAR_CAP * max_chars
     pending = b""
     discarding = False  # inside an over-long line: drop bytes until its newline
     cache: _WrapCache = {}
-    env = _ENVELOPE_STARTS
     try:
         for block in blocks:
             report.bytes_read += len(block)
@@ -737,11 +763,9 @@ def _iter_lines(
             except UnicodeDecodeError:
                 text = ""
             lines: list[str] = []
-            if text and "\x00" not in text:
+            if text and "\x00" not in text and not _has_long_line(text, max_chars):
                 lines = text.split("\n")
                 lines.pop()  # the chunk ends with b'\n'
-                if max(map(len, lines)) > max_chars:
-                    lines = []
             if not lines:
                 # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).
                 for b in chunk[:-1].split(b"\n"):
@@ -758,8 +782,9 @@ def _iter_lines(
                     text = text.replace("\r\n", "\n")
                     lines = text.split("\n")
                     lines.pop()
-            need_clean = "\r" in text or "/s]" in text or "s/it]" in text
-            ansi = _ansi_possible(text)
+            # Single-character scans (memchr speed); the per-line rules use the same tests.
+            need_clean = "\r" in text or "<" in text
+            ansi = _ansi_possible(chunk)
             if need_clean or ansi:
                 for s in lines:
                     no += 1
@@ -770,9 +795,9 @@ def _iter_lines(
 
             # ---- hot loop: only wrapper prefixes are possible ----------------------------
             report.lines += len(lines)
-            for s in lines:
-                no += 1
-                if s.startswith(env) and s[11:12] != "T":
+            for no, s in enumerate(lines, no + 1):  # noqa: B007 - `no` is used after the loop
+                if s[:1] == "[" and s[11:12] != "T":
+                    # An SGLang envelope (or another bracketed form): nothing to strip.
                     yield (no, s, None)
                 else:
                     w, s = _unwrap(s, cache)
@@ -787,7 +812,8 @@ def _iter_lines(
             report.lines += len(out)
             yield from out
     finally:
-        report.physical_lines = no - first_no + 1
+        report.physical_lines += no - first_no + 1
+        blocks.close()  # close the file now if the consumer stopped early
 
 
 def read_lines(
@@ -806,16 +832,26 @@ def read_lines(
     b'\\n' at offset >= start-1), and stop after the line that contains byte end-1 (lines whose
     first byte is < end). Numbering starts at first_line_no.
 
-    Fills `report` as it goes; read it after exhausting the iterator. Opening errors raise
-    InputError (on the first next()); damage found while reading is recorded in report.damaged.
+    Fills `report` as it goes; read it after exhausting the iterator. The source is opened on
+    the first next(): opening errors raise InputError then; damage found while reading is
+    recorded in report.damaged instead of raising.
     """
     ranged = start > 0 or end is not None
-    max_chars = MAX_LINE_CHARS
+    if path == "-" and ranged:
+        raise ValueError("byte ranges need a plain file, not stdin")
+    # Not a generator itself: returning the line generator directly saves a `yield from`
+    # hop per line on the hot path.
+    blocks = _source_blocks(path, report, start, end, ranged)
+    return _iter_lines(blocks, report, first_line_no, MAX_LINE_CHARS)
+
+
+def _source_blocks(
+    path: str, report: ReadReport, start: int, end: int | None, ranged: bool
+) -> Generator[bytes, None, None]:
+    """Blocks of text bytes from a path or stdin, gunzipping when the magic says so. Opens
+    lazily and closes on exhaustion or close()."""
     if path == "-":
-        if ranged:
-            raise ValueError("byte ranges need a plain file, not stdin")
-        src: BinaryIO = sys.stdin.buffer
-        yield from _iter_lines(_source_blocks(src, report, 0, None, False), report, first_line_no, max_chars)
+        yield from _stream_blocks(sys.stdin.buffer, report, 0, None, False)
         return
     try:
         f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed in finally
@@ -824,13 +860,12 @@ def read_lines(
     try:
         if stat.S_ISDIR(os.fstat(f.fileno()).st_mode):
             raise InputError(f"cannot read {path}: Is a directory")
-        blocks = _source_blocks(f, report, start, end, ranged)
-        yield from _iter_lines(blocks, report, first_line_no, max_chars)
+        yield from _stream_blocks(f, report, start, end, ranged)
     finally:
         f.close()
 
 
-def _source_blocks(
+def _stream_blocks(
     f: BinaryIO, report: ReadReport, start: int, end: int | None, ranged: bool
 ) -> Iterator[bytes]:
     """Blocks of text bytes from an open binary stream, gunzipping when the magic says so."""

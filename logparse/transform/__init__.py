@@ -10,6 +10,7 @@ from lark import Transformer
 from logparse.transform.bench import BenchCallbacks
 from logparse.transform.envelope import Envelope, EnvelopeCallbacks
 from logparse.transform.failures import FailureCallbacks
+from logparse.transform.known import KnownCallbacks
 from logparse.transform.runtime import RuntimeCallbacks
 from logparse.transform.startup import StartupCallbacks
 
@@ -17,6 +18,8 @@ __all__ = ["Envelope", "LineTransformer"]
 
 
 class LineTransformer(
-    EnvelopeCallbacks, StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks, Transformer
+    EnvelopeCallbacks,
+    KnownCallbacks,
+    StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks, Transformer
 ):
     """All callbacks. Message callbacks return (event class, fields); `line` adds the envelope."""

@@ -1,0 +1,78 @@
+"""How much of a log the grammar understood: counts and templates of the lines it did not.
+
+Unparsed lines are never errors; grouping them into templates (numbers, hex, paths, addresses
+masked) keeps the grammar's gaps visible without holding every line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+_MASKS = [
+    (re.compile(r"(?:/[\w.@+-]+){2,}/?"), "<path>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"), "<ip>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+    (re.compile(r"-?\d+(?:\.\d+)?"), "<n>"),
+]
+MAX_TEMPLATES = 5_000  # distinct templates kept; the rest are counted under one overflow bucket
+MAX_TEMPLATE_CHARS = 160
+OVERFLOW = "<other templates>"
+
+
+def template_of(text: str) -> str:
+    """Mask the variable parts of a line: '… avail mem=12.3 GB' → '… avail mem=<n> GB'."""
+    t = text[:MAX_TEMPLATE_CHARS * 2]
+    for pattern, repl in _MASKS:
+        t = pattern.sub(repl, t)
+    t = " ".join(t.split())
+    return t[:MAX_TEMPLATE_CHARS]
+
+
+@dataclass
+class Coverage:
+    total: int = 0
+    recognized: int = 0
+    unparsed: int = 0
+    templates: Counter[str] = field(default_factory=Counter)
+    first_line: dict[str, int] = field(default_factory=dict)
+
+    def add_unparsed(self, line_no: int, text: str) -> None:
+        self.unparsed += 1
+        key = template_of(text)
+        if key not in self.templates and len(self.templates) >= MAX_TEMPLATES:
+            key = OVERFLOW
+        self.templates[key] += 1
+        self.first_line.setdefault(key, line_no)
+
+    def reclaim(self, line_no: int, text: str) -> None:
+        """A line counted as unparsed turned out to continue a multi-line record."""
+        self.unparsed -= 1
+        self.recognized += 1
+        key = template_of(text)
+        if key not in self.templates:
+            key = OVERFLOW
+        self.templates[key] -= 1
+        if self.templates[key] <= 0:
+            del self.templates[key]
+            self.first_line.pop(key, None)
+
+    @property
+    def share(self) -> float:
+        return self.recognized / self.total if self.total else 1.0
+
+    def top(self, n: int = 10) -> list[dict[str, Any]]:
+        items = sorted(self.templates.items(), key=lambda kv: (-kv[1], self.first_line.get(kv[0], 0)))
+        return [{"template": k, "count": c, "first_line": self.first_line.get(k)} for k, c in items[:n]]
+
+    def as_dict(self, n: int = 10) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "recognized": self.recognized,
+            "unparsed": self.unparsed,
+            "recognized_share": round(self.share, 4),
+            "top_unparsed": self.top(n),
+        }

@@ -1,0 +1,1 @@
+"""Renderers: one module per output format. Only renderers know output formats."""

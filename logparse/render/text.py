@@ -1,0 +1,139 @@
+"""Text for a person: what happened first, then the details, in the order people ask."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from logparse.render.summary import file_summary
+
+WIDTH = 100
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
+def _cut(text: str, width: int = WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
+    out = [f"{indent}[{f['severity'].upper()}] {f['name']} ({f['code']}): {f['message']}"]
+    if f.get("ranks"):
+        out.append(f"{indent}  ranks: {', '.join(f['ranks'])}")
+    for ev in f.get("evidence", [])[:6]:
+        out.append(f"{indent}  {ev['line']:>7} | {_cut(ev['text'], WIDTH - 12)}")
+    if len(f.get("evidence", [])) > 6:
+        out.append(f"{indent}          … {len(f['evidence']) - 6} more evidence lines")
+    if f.get("remedy"):
+        out.append(f"{indent}  fix: {f['remedy']}")
+    for c in f.get("consequences", []):
+        out.append(f"{indent}  ↳ consequence: {c['name']}: {_cut(c['message'], WIDTH - 20)}")
+    return out
+
+
+def render_one(entry: dict[str, Any]) -> str:
+    out: list[str] = []
+    lines = entry["lines"]
+    out.append(f"== {entry['path']}  ({lines['total']} lines)")
+    if entry.get("outcome"):
+        out.append(f"outcome: {entry['outcome']}")
+    root = entry.get("root_cause")
+    if root:
+        out.append("root cause:")
+        out.extend(_finding_lines(root))
+    others = [f for f in entry.get("findings", []) if not root or f["code"] != root["code"] or f["evidence"] != root["evidence"]]
+    if others:
+        out.append("findings:")
+        for f in others:
+            out.extend(_finding_lines(f))
+
+    cfg = entry.get("config") or {}
+    if cfg:
+        out.append("run:")
+        for key, value in cfg.items():
+            if key == "env":
+                value = " ".join(f"{k}={v}" for k, v in value.items())
+            elif isinstance(value, dict):
+                value = ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+            out.append(f"  {key}: {_cut(_fmt(value), WIDTH - len(key) - 4)}")
+
+    st = entry["startup"]
+    if st["ranks"]:
+        ready = st["ready"]
+        head = "startup: ready" if ready else "startup: NOT ready" if ready is False else "startup:"
+        if st.get("ready_at"):
+            head += f" at {st['ready_at']} (line {st['ready_line']})"
+        if st.get("time_to_ready_s") is not None:
+            head += f", {st['time_to_ready_s']} s after the first timestamp"
+        out.append(head)
+        for rank, info in st["ranks"].items():
+            parts = []
+            for p in info["phases"]:
+                d = p["duration_s"]
+                mark = "" if p["complete"] else " (unfinished)"
+                parts.append(f"{p['phase']} {_fmt(d)+'s' if d is not None else '?'}{mark}")
+            out.append(f"  {rank:>10}: " + _cut(", ".join(parts), WIDTH - 14))
+        if st.get("slowest_rank"):
+            s = st["slowest_rank"]
+            out.append(f"  slowest rank: {s['rank']} ({_fmt(s['phases_s'])} s in logged phases; longest: {s['slowest_phase']})")
+
+    sv = entry["serving"]
+    if sv.get("decode_lines") or sv.get("prefill_lines") or sv.get("http_requests"):
+        out.append("serving:")
+        out.append(f"  stats lines: {sv['decode_lines']} decode, {sv['prefill_lines']} prefill; "
+                   f"{sv['http_requests']} HTTP requests {sv.get('http_status', '')}")
+        if "gen_throughput" in sv:
+            g = sv["gen_throughput"]
+            out.append(f"  decode throughput (token/s): median {_fmt(g['median'])}, max {_fmt(g['max'])}")
+            out.append(f"  running requests: median {_fmt(sv['running_req']['median'])}, max {_fmt(sv['running_req']['max'])}; "
+                       f"queued: max {_fmt(sv['queue_req']['max'])}; token usage: max {_fmt(sv['token_usage']['max'])}")
+        if "accept_len" in sv:
+            a = sv["accept_len"]
+            rate = sv.get("accept_rate", {}).get("mean")
+            out.append(f"  speculative accept length: mean {_fmt(a['mean'])} (min {_fmt(a['min'])}, max {_fmt(a['max'])})"
+                       + (f"; accept rate mean {_fmt(rate)}" if rate is not None else ""))
+        if sv.get("cuda_graph_false_lines"):
+            out.append(f"  decode lines without CUDA graph: {sv['cuda_graph_false_lines']}")
+        if sv.get("retractions"):
+            out.append(f"  retractions: {sv['retractions']}")
+
+    for b in entry["benchmarks"]:
+        f = b["fields"]
+        keys = [k for k in ("successful_requests", "duration_s", "max_concurrency", "request_throughput",
+                            "output_throughput", "total_throughput", "mean_ttft_ms", "mean_itl_ms", "accept_length",
+                            "prefill_throughput", "decode_median_throughput", "total_throughput") if k in f]
+        out.append(f"benchmark ({b['kind']}, line {b['line']}): " + ", ".join(f"{k}={_fmt(f[k])}" for k in keys))
+
+    if entry["errors"]:
+        out.append("errors seen:")
+        for e in entry["errors"][:20]:
+            if e["kind"] == "traceback":
+                what = f"{e.get('exception') or '(cut before the exception)'}: {e.get('message', '')}"
+            else:
+                what = f"{e['kind']} {e.get('detail', '')}"
+            where = f"line {e['line']}" + (f"-{e['end_line']}" if e["end_line"] != e["line"] else "")
+            out.append(f"  {where:>16} {e['rank'] or '':>8} " + _cut(what, WIDTH - 28))
+        if len(entry["errors"]) > 20:
+            out.append(f"  … {len(entry['errors']) - 20} more")
+
+    cov = entry["coverage"]
+    out.append(f"coverage: {cov['recognized']}/{cov['total']} lines recognized ({cov['recognized_share']:.1%})")
+    for t in cov["top_unparsed"][:5]:
+        out.append(f"  {t['count']:>7}× (first line {t['first_line']}) {_cut(t['template'], WIDTH - 30)}")
+    rd = entry["read"]
+    damage = [f"{k.replace('_', ' ')}: {rd[k]}" for k in ("bad_utf8", "nul_bytes", "long_lines") if rd.get(k)]
+    if rd.get("damaged"):
+        damage.append(rd["damaged"])
+    if damage:
+        out.append("input damage: " + "; ".join(damage))
+    return "\n".join(out) + "\n"
+
+
+def render(analyses: Sequence[Any]) -> str:
+    return "\n".join(render_one(file_summary(a)) for a in analyses)

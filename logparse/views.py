@@ -1,0 +1,609 @@
+"""Views of a parsed log: run facts (configuration, ranks, readiness, metrics) and tables.
+
+Facts use the key vocabulary of the development corpus (shared/corpus/README.md, "Facts
+vocabulary"), and state a key only when the log states it. Everything here is computed from
+`ParsedLog`; nothing below does I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from logparse.events import (
+    BatchDump,
+    BenchOneBatchResult,
+    BenchServingResult,
+    CaptureBatchSizes,
+    CaptureBegin,
+    CaptureEnd,
+    CppTerminate,
+    DistInitBegin,
+    DistInitEnd,
+    Event,
+    ExceptionHeader,
+    ExitCode,
+    GraphKind,
+    JitCompile,
+    KnownMessage,
+    KvCacheAllocated,
+    LaunchCommand,
+    MemoryPoolEnd,
+    NcclLog,
+    NcclVersion,
+    NcclWatchdogTimeout,
+    ProfiledTokensExceeded,
+    Retraction,
+    SchedulerLimits,
+    ServerArgs,
+    ServerReady,
+    SglangWatchdog,
+    Traceback,
+    UvicornLifecycle,
+    WeightLoadBegin,
+    WeightLoadEnd,
+)
+from logparse.records import root_exception
+
+if TYPE_CHECKING:
+    from logparse.parse import ParsedLog
+
+# Events that show the server was (being) started: a log holding them and no readiness did not get ready.
+STARTUP_EVENTS: tuple[type[Event], ...] = (
+    DistInitBegin,
+    DistInitEnd,
+    NcclVersion,
+    WeightLoadBegin,
+    WeightLoadEnd,
+    KvCacheAllocated,
+    MemoryPoolEnd,
+    CaptureBegin,
+    CaptureEnd,
+    CaptureBatchSizes,
+    SchedulerLimits,
+    ServerArgs,
+    ProfiledTokensExceeded,
+)
+# Known messages that only print while a server starts.
+STARTUP_CODES = frozenset({"ignore-import-error", "custom-ar-pcie", "custom-ar-multinode", "custom-ar-no-p2p",
+                           "custom-ar-world-size", "vllm-platform", "attention-backend-default"})
+
+# Frames whose presence places a traceback in server start-up or in the serving loop.
+_STARTUP_FUNCS = frozenset({
+    "__init__", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
+    "init_memory_pool", "init_torch_distributed", "_launch_subprocesses", "wait_for_ready",
+    "_wait_for_scheduler_ready", "launch_server", "_wait_and_warmup", "init_device_graphs",
+    "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
+})
+_SERVING_FUNCS = frozenset({
+    "event_loop_normal", "event_loop_overlap", "event_loop_pp", "run_batch", "forward_batch_generation",
+    "process_input_requests", "loop_for_forward", "exposed_step", "forward_step", "process_batch_result",
+    "handle_generate_request", "self_check_during_idle", "forward_decode_batch", "forward_prefill_batch",
+})
+
+_RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
+
+
+def rank_key(tag: str) -> tuple[Any, ...]:
+    """Sort rank tags numerically: 'TP2' < 'TP10'; 'DP1 TP1' by DP then TP."""
+    return tuple((re.sub(r"\d+", "", part), int(re.sub(r"\D", "", part) or 0)) for part in tag.split())
+
+
+def traceback_phase(tb: Traceback) -> str:
+    """'startup', 'serving' or 'unknown', from the frames and the header."""
+    if tb.process == "warmup":
+        return "startup"
+    funcs = [f.func for f in tb.frames if f.func]
+    if any(f in _SERVING_FUNCS for f in funcs):
+        return "serving"
+    if any(f in _STARTUP_FUNCS for f in funcs):
+        return "startup"
+    if funcs and funcs[-1] == "<module>":
+        return "startup"
+    return "unknown"
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v == v]
+    return round(sum(vals) / len(vals), 3) if vals else None
+
+
+def _max(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v == v]
+    return max(vals) if vals else None
+
+
+def _num(value: float) -> float | int:
+    """JSON numbers as printed: 48.0 → 48."""
+    return int(value) if value == int(value) and abs(value) < 2**53 else value
+
+
+@dataclass
+class Views:
+    """Lazily computed views of one parsed log."""
+
+    log: ParsedLog
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ ranks and parallelism
+
+    @cached_property
+    def ranks(self) -> list[str]:
+        """Rank tags printed inside SGLang envelopes, in numeric order."""
+        seen: set[str] = set()
+        for e in self.log.events:
+            if e.rank and self._is_sglang_rank(e):
+                seen.add(e.rank)
+        for cols in (self.log.decode, self.log.prefill, self.log.access):
+            seen.update(v for v in cols.ranks.values if v)
+        return sorted(seen, key=rank_key)
+
+    @staticmethod
+    def _is_sglang_rank(e: Event) -> bool:
+        # c10d / torch '[rankN]:' prefixes are torch ranks, not SGLang rank tags.
+        return not (e.rank or "").startswith("rank") and not (e.rank or "").startswith("GPU")
+
+    @cached_property
+    def server_args(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for e in self.log.of(ServerArgs):
+            merged.update(e.args)
+        return merged
+
+    @cached_property
+    def launch_flags(self) -> dict[str, Any]:
+        """Flags of the pasted launch command(s) for the server, continuation lines merged."""
+        flags: dict[str, Any] = {}
+        env: dict[str, str] = {}
+        current_is_server = False
+        for e in self.log.of(LaunchCommand):
+            if e.program:
+                current_is_server = "bench" not in e.program
+            if current_is_server or not e.program:
+                if e.program or current_is_server:
+                    flags.update(e.flags)
+                    env.update(e.env)
+        self._cache["launch_env"] = env
+        return flags
+
+    @property
+    def launch_env(self) -> dict[str, str]:
+        self.launch_flags
+        return self._cache.get("launch_env", {})
+
+    def arg(self, name: str) -> Any:
+        """A server argument from server_args, else from a pasted launch command (`--kebab-case`)."""
+        if name in self.server_args:
+            return self.server_args[name]
+        flag = "--" + name.replace("_", "-")
+        flags = self.launch_flags
+        if flag in flags:
+            return flags[flag]
+        aliases = {"tp_size": ("--tp", "--tensor-parallel-size"), "dp_size": ("--dp", "--data-parallel-size"),
+                   "ep_size": ("--ep", "--expert-parallel-size"), "pp_size": ("--pp", "--pipeline-parallel-size"),
+                   "model_path": ("--model", "--model-path")}
+        for alias in aliases.get(name, ()):
+            if alias in flags:
+                return flags[alias]
+        return None
+
+    def _size_from_tags(self, prefix: str) -> int | None:
+        nums = set()
+        for tag in self.ranks:
+            for part in tag.split():
+                if part.startswith(prefix) and part[len(prefix):].isdigit():
+                    nums.add(int(part[len(prefix):]))
+        if len(nums) >= 2 and nums == set(range(len(nums))):
+            return len(nums)
+        return None
+
+    @cached_property
+    def untagged_scheduler(self) -> bool:
+        """A modern (dated envelope) log whose scheduler lines carry no rank tag: TP=1."""
+        if self.ranks:
+            return False
+        sched = (DistInitBegin, DistInitEnd, WeightLoadBegin, WeightLoadEnd, KvCacheAllocated, MemoryPoolEnd,
+                 CaptureBegin, CaptureEnd)
+        if any(isinstance(e, sched) and e.ts is not None and e.ts.year > 1900 for e in self.log.events):
+            return True
+        for cols in (self.log.decode, self.log.prefill):
+            if len(cols) and any(t == t and t > 0 for t in cols.ts[:50]):
+                return True
+        return False
+
+    @cached_property
+    def tp_size(self) -> int | None:
+        stated = self.arg("tp_size")
+        if isinstance(stated, int):
+            return stated
+        tags = self._size_from_tags("TP")
+        if tags:
+            return tags
+        return 1 if self.untagged_scheduler else None
+
+    @cached_property
+    def dp_size(self) -> int | None:
+        stated = self.arg("dp_size")
+        if isinstance(stated, int):
+            return stated
+        return self._size_from_tags("DP")
+
+    # ------------------------------------------------------------------ configuration
+
+    @cached_property
+    def env_vars(self) -> dict[str, str]:
+        """Environment variables the log reveals: a pasted command's prefix, or names the messages mention."""
+        env = dict(self.launch_env)
+        for e in self.log.of(KnownMessage):
+            for name in re.findall(r"\b(SGLANG_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)=(\S+)", e.text):
+                env.setdefault(name[0], name[1].rstrip(".,"))
+        return env
+
+    def run_config(self) -> dict[str, Any]:
+        """What this run was: model, parallelism, speculative decoding, quantization, backends, memory."""
+        out: dict[str, Any] = {}
+        model = self.arg("model_path")
+        wl = self.log.of(WeightLoadEnd)
+        if model:
+            out["model"] = model
+        if wl and wl[0].model_class:
+            out["model_class"] = wl[0].model_class
+        for key in ("tp_size", "dp_size", "ep_size", "pp_size"):
+            value = getattr(self, key, None) if key in ("tp_size", "dp_size") else self.arg(key)
+            if value is not None:
+                out[key] = value
+        if self.ranks:
+            out["ranks_seen"] = len(self.ranks)
+        spec = {k: self.arg(k) for k in ("speculative_algorithm", "speculative_draft_model_path",
+                                          "speculative_num_steps", "speculative_eagle_topk",
+                                          "speculative_num_draft_tokens")}
+        spec = {k: v for k, v in spec.items() if v is not None}
+        if spec:
+            out["speculative"] = spec
+        for key in ("quantization", "kv_cache_dtype", "attention_backend", "prefill_attention_backend",
+                    "decode_attention_backend", "moe_runner_backend", "moe_a2a_backend", "sampling_backend",
+                    "mem_fraction_static", "max_running_requests", "chunked_prefill_size", "context_length",
+                    "page_size", "disable_cuda_graph", "enable_dp_attention", "mamba_scheduler_strategy",
+                    "disable_custom_all_reduce", "dist_timeout", "watchdog_timeout"):
+            value = self.arg(key)
+            if value is not None:
+                out[key] = value
+        if wl and wl[0].quant and "quantization" not in out:
+            out["quantization"] = wl[0].quant
+        if wl and wl[0].dtype:
+            out["dtype"] = wl[0].dtype
+        if self.cuda_graph_max_bs is not None:
+            out["cuda_graph_max_bs"] = self.cuda_graph_max_bs
+        if self.env_vars:
+            out["env"] = dict(sorted(self.env_vars.items()))
+        gpus = {e.device for e in self.log.of(NcclLog)}
+        if gpus:
+            out["gpus_seen"] = len(gpus)
+        return out
+
+    # ------------------------------------------------------------------ failures
+
+    @cached_property
+    def tracebacks(self) -> list[Traceback]:
+        return self.log.of(Traceback)
+
+    @cached_property
+    def readiness(self) -> Event | None:
+        """The event that shows the server was ready: the ready marker, else uvicorn running, else a
+        logged user request."""
+        fallback: Event | None = None
+        for e in self.log.events:
+            if isinstance(e, ServerReady):
+                return e
+            if fallback is None and isinstance(e, UvicornLifecycle) and e.stage in ("running", "startup-complete"):
+                fallback = e
+            if fallback is None and isinstance(e, KnownMessage) and e.code in ("request-received", "request-finished"):
+                fallback = e
+        return fallback
+
+    @cached_property
+    def serving(self) -> bool:
+        return bool(len(self.log.decode) or len(self.log.prefill)) or self.readiness is not None
+
+    @cached_property
+    def startup_evidence(self) -> bool:
+        for e in self.log.events:
+            if isinstance(e, STARTUP_EVENTS):
+                return True
+            if isinstance(e, KnownMessage) and e.code in STARTUP_CODES:
+                return True
+        return any(traceback_phase(tb) == "startup" for tb in self.tracebacks)
+
+    @cached_property
+    def ready(self) -> bool | None:
+        if self.serving:
+            return True
+        if self.startup_evidence:
+            return False
+        return None
+
+    # ------------------------------------------------------------------ facts
+
+    def facts(self) -> dict[str, Any]:
+        """Facts in the corpus vocabulary, only those the log states."""
+        out: dict[str, Any] = {}
+        log = self.log
+        if self.ranks:
+            out["ranks"] = self.ranks
+        if self.tp_size is not None:
+            out["tp_size"] = self.tp_size
+        if self.dp_size is not None:
+            out["dp_size"] = self.dp_size
+        self._failure_facts(out)
+        if self.ready is not None:
+            out["ready"] = self.ready
+        self._startup_facts(out)
+        self._serving_facts(out)
+        self._distributed_facts(out)
+        benches = log.of(BenchServingResult)
+        if benches:
+            out["bench"] = benches[0].fields if len(benches) == 1 else benches[-1].fields
+            if len(benches) > 1:
+                out["bench_runs"] = [b.fields for b in benches]
+        one = log.of(BenchOneBatchResult)
+        if one:
+            out["bench_one_batch"] = one[0].fields if len(one) == 1 else [b.fields for b in one]
+        return out
+
+    def _by_rank_or_list(self, events: list[Any], attr: str) -> dict[str, Any] | list[Any] | None:
+        values = [(e.rank, getattr(e, attr)) for e in events if getattr(e, attr) is not None]
+        if not values:
+            return None
+        if all(r for r, _ in values):
+            out: dict[str, Any] = {}
+            for r, v in values:
+                out.setdefault(r, v)
+            return out
+        return [v for _, v in values]
+
+    def _startup_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        ends = log.of(CaptureEnd)
+        target = [e for e in ends if e.graph_kind in (GraphKind.TARGET, GraphKind.VERIFY)]
+        draft = [e for e in ends if e.graph_kind == GraphKind.DRAFT]
+        if (v := self._by_rank_or_list(target, "elapsed_s")) is not None:
+            out["cuda_graph_capture_s"] = v
+        if (v := self._by_rank_or_list(draft, "elapsed_s")) is not None:
+            out["draft_cuda_graph_capture_s"] = v
+        if (bs := self.cuda_graph_max_bs) is not None:
+            out["cuda_graph_max_bs"] = bs
+        limits = log.of(SchedulerLimits)
+        kv = log.of(KvCacheAllocated)
+        if limits and limits[0].max_total_num_tokens is not None:
+            out["kv_cache_tokens"] = limits[0].max_total_num_tokens
+        elif kv and kv[0].tokens is not None:
+            out["kv_cache_tokens"] = kv[0].tokens
+        if limits:
+            if limits[0].max_running_requests is not None:
+                out["max_running_requests"] = limits[0].max_running_requests
+            if limits[0].context_len is not None:
+                out["context_len"] = limits[0].context_len
+        prof = log.of(ProfiledTokensExceeded)
+        if prof:
+            out["profiled_max_total_tokens"] = prof[0].profiled
+        wl = log.of(WeightLoadEnd)
+        if (v := self._by_rank_or_list(wl, "mem_usage_gb")) is not None:
+            out["weight_mem_usage_gb"] = v
+        if (v := self._by_rank_or_list(wl, "avail_mem_gb")) is not None:
+            out["avail_mem_after_weights_gb"] = v
+        jit = self.jit_compile_s
+        if jit is not None:
+            out["jit_compile_s"] = jit
+
+    @cached_property
+    def cuda_graph_max_bs(self) -> int | None:
+        sizes: list[int] = []
+        for e in self.log.of(CaptureBatchSizes):
+            if e.what == "bs":
+                sizes.extend(e.sizes)
+        for e in self.log.of(CaptureEnd):
+            sizes.extend(e.sizes)
+        if sizes:
+            return max(sizes)
+        stated = self.arg("cuda_graph_max_bs")
+        return stated if isinstance(stated, int) else None
+
+    @cached_property
+    def jit_compile_s(self) -> float | None:
+        begins: dict[tuple[str, str], Any] = {}
+        longest: float | None = None
+        for e in self.log.of(JitCompile):
+            key = (e.library, e.name)
+            if e.stage == "begin":
+                begins[key] = e
+            elif key in begins and e.ts is not None and begins[key].ts is not None:
+                gap = (e.ts - begins.pop(key).ts).total_seconds()
+                longest = gap if longest is None else max(longest, gap)
+        return round(longest, 2) if longest is not None else None
+
+    def _serving_facts(self, out: dict[str, Any]) -> None:
+        d, p = self.log.decode, self.log.prefill
+        if len(d):
+            out["decode_lines"] = len(d)
+        if len(p):
+            out["prefill_lines"] = len(p)
+        if len(d):
+            if (v := _mean(d.cols["accept_len"])) is not None:
+                out["accept_len_mean"] = v
+            if (v := _mean(d.cols["accept_rate"])) is not None:
+                out["accept_rate_mean"] = v
+            if (v := _max(d.cols["gen_throughput"])) is not None:
+                out["gen_throughput_max"] = _num(v)
+            out["cuda_graph_false_lines"] = sum(1 for v in d.cols["cuda_graph"] if v == 0.0)
+        both = [c for c in (d, p) if len(c)]
+        for key, col in (("token_usage_max", "token_usage"), ("queue_req_max", "queue"), ("running_req_max", "running")):
+            v = _max(x for c in both for x in c.cols[col])
+            if v is not None:
+                out[key] = _num(v)
+        mamba = _max(x for c in both for x in c.column("mamba_usage"))
+        if mamba is not None:
+            out["mamba_usage_max"] = _num(mamba)
+        retractions = self.log.of(Retraction)
+        if retractions:
+            out["retractions"] = len(retractions)
+
+    def _distributed_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        versions = [e.version for e in log.of(NcclVersion)] + [e.version for e in log.of(NcclLog) if e.version]
+        if versions:
+            out["nccl_version"] = versions[0]
+        nranks = [e.nranks for e in log.of(NcclLog) if e.nranks]
+        if nranks:
+            out["nccl_nranks"] = max(nranks)
+        wd = log.of(NcclWatchdogTimeout)
+        if wd:
+            w = wd[0]
+            nt = {"op": w.op, "timeout_ms": w.timeout_ms, "seq": w.seq, "rank": w.nccl_rank}
+            out["nccl_timeout"] = {k: v for k, v in nt.items() if v is not None}
+        else:
+            for t in log.of(CppTerminate):
+                m = re.search(r"\bRank (\d+)\]", t.what)
+                if m:
+                    out["nccl_timeout"] = {"rank": int(m.group(1))}
+                    break
+        sw = log.of(SglangWatchdog)
+        if sw and sw[0].timeout_s is not None:
+            out["watchdog_timeout_s"] = _num(sw[0].timeout_s)
+        bd = [e.batch_size for e in log.of(BatchDump) if e.batch_size is not None]
+        if bd:
+            out["watchdog_batch_size"] = bd[0]
+
+    # ------------------------------------------------------------------ failure facts
+
+    @cached_property
+    def first_error(self) -> Event | None:
+        """The first error-shaped event of the log (traceback, exception header, watchdog, …)."""
+        errors = [e for e in self.log.events if isinstance(e, (Traceback, ExceptionHeader, SglangWatchdog,
+                                                                 NcclWatchdogTimeout, CppTerminate))]
+        return errors[0] if errors else None
+
+    def _failure_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        errors = [e for e in log.events if isinstance(e, (Traceback, ExceptionHeader, SglangWatchdog,
+                                                            NcclWatchdogTimeout, CppTerminate, BatchDump))]
+        ranked = [e for e in errors if e.rank and self._is_sglang_rank(e)]
+        if ranked:
+            out["first_error_rank"] = ranked[0].rank
+        tbs = self.tracebacks
+        exc_type = None
+        messages: list[str] = []
+        for tb in tbs:
+            etype, _msg = root_exception(tb)
+            if etype and exc_type is None:
+                exc_type = etype
+            messages.append(tb.message)
+            messages.extend(m for _, m in tb.chain)
+        if exc_type is None:
+            for t in log.of(CppTerminate):
+                if t.exc_type:
+                    exc_type = t.exc_type
+                    break
+        if exc_type:
+            out["exception_type"] = exc_type
+        text = "\n".join(messages)
+        for e in log.of(ExitCode):
+            out["exit_code"] = e.code
+            break
+        else:
+            m = re.search(r"exit code:? (-?\d+)", text)
+            if m:
+                out["exit_code"] = int(m.group(1))
+        m = re.search(r"\[Errno (\d+)\]", text)
+        if m:
+            out["errno"] = int(m.group(1))
+        m = re.search(r"res=<Response \[(\d{3})\]>", text)
+        if m:
+            out["warmup_http_status"] = int(m.group(1))
+        oom = _oom_fields(text)
+        if oom:
+            out["oom"] = oom
+        m = re.search(r"\b(CUDA_ERROR_[A-Z_]+)\b", text)
+        if m:
+            out["cuda_error"] = m.group(1)
+        m = re.search(r"block_n = (\d+)", text)
+        if m:
+            out["quant_block"] = int(m.group(1))
+
+
+_OOM_GPU = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
+_OOM_GPU_CUT = re.compile(r"GPU (\d+) has a total capacity")
+_OOM_TRIED = re.compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
+_OOM_FREE = re.compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
+
+
+def _oom_fields(text: str) -> dict[str, Any]:
+    if "out of memory" not in text.lower():
+        return {}
+    out: dict[str, Any] = {}
+    if m := _OOM_GPU.search(text):
+        out["gpu"] = int(m.group(1))
+        out["total_capacity_gib"] = float(m.group(2))
+    elif m := _OOM_GPU_CUT.search(text):
+        out["gpu"] = int(m.group(1))
+    if m := _OOM_TRIED.search(text):
+        out["tried_to_allocate_mib"] = _to_mib(float(m.group(1)), m.group(2))
+    if m := _OOM_FREE.search(text):
+        out["free_mib"] = _to_mib(float(m.group(1)), m.group(2))
+    return out
+
+
+def _to_mib(value: float, unit: str) -> float:
+    return round(value * {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}[unit], 2)
+
+
+def is_nan(v: float) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _median(values: list[float]) -> float | None:
+    vals = sorted(v for v in values if v == v)
+    if not vals:
+        return None
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+def _round(v: float | None, nd: int = 2) -> float | None:
+    return None if v is None else round(v, nd)
+
+
+def serving_summary(log: ParsedLog) -> dict[str, Any]:
+    """Throughput, load, KV use and speculative acceptance over the whole log (stats lines)."""
+    d, p, a = log.decode, log.prefill, log.access
+    out: dict[str, Any] = {"decode_lines": len(d), "prefill_lines": len(p), "http_requests": len(a)}
+    if len(d):
+        gen = list(d.cols["gen_throughput"])
+        out["gen_throughput"] = {"median": _round(_median(gen)), "max": _round(_max(gen))}
+        out["running_req"] = {"median": _median(list(d.cols["running"])), "max": _max(d.cols["running"])}
+        out["queue_req"] = {"median": _median(list(d.cols["queue"])), "max": _max(d.cols["queue"])}
+        out["token_usage"] = {"median": _round(_median(list(d.cols["token_usage"]))),
+                              "max": _round(_max(d.cols["token_usage"]))}
+        acc = list(d.cols["accept_len"])
+        if any(v == v for v in acc):
+            out["accept_len"] = {"mean": _mean(acc), "median": _round(_median(acc)), "min": _round(min(v for v in acc if v == v)),
+                                 "max": _round(_max(acc))}
+            rate = list(d.cols["accept_rate"])
+            if any(v == v for v in rate):
+                out["accept_rate"] = {"mean": _mean(rate), "median": _round(_median(rate))}
+        out["cuda_graph_false_lines"] = sum(1 for v in d.cols["cuda_graph"] if v == 0.0)
+    if len(p):
+        thr = list(p.cols["input_throughput"])
+        if any(v == v for v in thr):
+            out["input_throughput"] = {"median": _round(_median(thr)), "max": _round(_max(thr))}
+        out["prefill_queue_req_max"] = _max(p.cols["queue"])
+    if len(a):
+        statuses: dict[str, int] = {}
+        for s in a.status:
+            statuses[str(s)] = statuses.get(str(s), 0) + 1
+        out["http_status"] = dict(sorted(statuses.items()))
+    out["retractions"] = len(log.of(Retraction))
+    return {k: v for k, v in out.items() if v is not None}
