@@ -197,7 +197,8 @@ class BenchAssembler:
 
     def feed(self, line_no: int, ts: Any, cls: type, kw: dict[str, Any]) -> list[Event]:
         """Called for every parsed line in file order; returns completed BenchServingResult /
-        BenchOneBatchResult events."""
+        BenchOneBatchResult events. `cls`/`kw` are what the line parser returned; `ts` is stored
+        as given in the result's `ts` (the timestamp of the block's or run's first line)."""
         out: list[Event] = []
         if cls is BenchRow:
             self._row(line_no, ts, kw["label"], kw["value"], out)

@@ -175,5 +175,28 @@ def _register_optional(name: str, loader: Callable[[], Any]) -> None:
     main.add_command(command, name)
 
 
+def _rules_commands() -> Any:
+    from logparse.cli_rules import rule_command, rules_command
+
+    main.add_command(rule_command, "rule")
+    return rules_command
+
+
+def _check_command() -> Any:
+    from logparse.cli_check import check
+
+    return check
+
+
+def _report_command() -> Any:
+    from logparse.cli_report import report
+
+    return report
+
+
+_register_optional("rules", _rules_commands)
+_register_optional("check", _check_command)
+_register_optional("report", _report_command)
+
 if __name__ == "__main__":
     main()

@@ -9,55 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from logparse.events import Severity
+from logparse.findings import Evidence, Finding
 from logparse.parse import ParsedLog, fetch_lines, parse_file
 from logparse.views import Views
-
-
-@dataclass
-class Evidence:
-    """A line range of the log that shows what a finding says."""
-
-    file: str
-    line: int
-    end_line: int
-    lines: list[tuple[int, str]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "end_line": self.end_line,
-                "lines": [{"line": n, "text": t} for n, t in self.lines]}
-
-
-@dataclass
-class Finding:
-    code: str
-    name: str
-    severity: Severity
-    message: str
-    remedy: str
-    family: str = ""
-    evidence: list[Evidence] = field(default_factory=list)
-    ranks: list[str] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-    consequences: list[Finding] = field(default_factory=list)
-    # The first evidence line: orders findings and decides the root cause.
-    first_line: int = 0
-    consequence: bool = False  # true for findings that are effects of another (never the root cause)
-
-    def as_dict(self) -> dict[str, Any]:
-        lines = [{"line": n, "text": t} for ev in self.evidence for n, t in ev.lines]
-        return {
-            "code": self.code,
-            "name": self.name,
-            "severity": str(self.severity),
-            "family": self.family,
-            "message": self.message,
-            "remedy": self.remedy,
-            "evidence": lines,
-            "ranks": self.ranks,
-            "data": self.data,
-            "consequences": [c.as_dict() for c in self.consequences],
-        }
 
 
 @dataclass

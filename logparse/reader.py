@@ -372,8 +372,9 @@ def _plain_blocks(
 # `[model_runner.py:313]`; `[2026-…` and `[rank0]` never match.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d{1,3}(?:;\d{1,3})*m")
 # Block-level precheck on raw bytes: a superset of the remnant shape, and the cheapest form
-# for the regex engine (bytes, a literal '[' prefix, no nested groups).
-_ANSI_PRECHECK_RE = re.compile(rb"\[[0-9][0-9;]*m")
+# for the regex engine (bytes, a literal '[' prefix, possessive so `[2026-` fails without
+# backtracking): ~3x faster than running the exact pattern over the block.
+_ANSI_PRECHECK_RE = re.compile(rb"\[[0-9][0-9;]*+m")
 
 # A log envelope glued right after a tqdm tail. A bar with a known total always ends in
 # `[elapsed<remaining, rate]` (`[00:00<?, ?it/s]`, `[00:01<00:00,  1.23s/it]`, `MB/s]`), so the

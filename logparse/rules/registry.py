@@ -1,0 +1,93 @@
+"""The rule registry: a decorator that records each rule's metadata; its docstring is its documentation."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from logparse.events import Severity
+
+if TYPE_CHECKING:
+    from logparse.findings import Finding
+    from logparse.rules.context import RuleContext
+
+RuleFn = Callable[["RuleContext"], Iterable["Finding"]]
+
+DOC_SECTIONS = ("What it means", "Why it matters", "Example", "Fix")
+FAMILIES = ("memory", "distributed", "hang", "kernels", "quantization", "speculative", "server", "performance", "info")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str  # MEM001 — stable, unique
+    name: str  # cuda-oom — kebab-case, names the problem; the public identifier
+    family: str
+    severity: Severity  # default severity; a finding may raise or lower it with evidence
+    status: str  # stable / preview
+    needs: tuple[str, ...]  # the views the rule reads (documentation, and skipping when absent)
+    fn: RuleFn
+    fallback: bool = False  # runs after the specific rules, on evidence no specific rule claimed
+    summary: str = ""  # one line: the first line of the docstring
+    doc: str = ""
+    sections: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, ctx: RuleContext) -> Iterable[Finding]:
+        return self.fn(ctx)
+
+
+REGISTRY: dict[str, Rule] = {}  # by name
+BY_CODE: dict[str, Rule] = {}
+
+
+def _sections(doc: str) -> dict[str, str]:
+    """Split a docstring at '**What it means**' … headings."""
+    out: dict[str, str] = {}
+    parts = re.split(r"^\*\*(.+?)\*\*\s*$", doc, flags=re.M)
+    for i in range(1, len(parts) - 1, 2):
+        out[parts[i].strip()] = parts[i + 1].strip()
+    return out
+
+
+def rule(
+    *,
+    code: str,
+    name: str,
+    family: str,
+    severity: Severity,
+    status: str = "stable",
+    needs: tuple[str, ...] = (),
+    fallback: bool = False,
+) -> Callable[[RuleFn], Rule]:
+    """Register a rule function. Its docstring: a one-line summary, then the sections
+    **What it means**, **Why it matters**, **Example**, **Fix**."""
+
+    def register(fn: RuleFn) -> Rule:
+        if name in REGISTRY or code in BY_CODE:
+            raise ValueError(f"duplicate rule {code} {name}")
+        if family not in FAMILIES:
+            raise ValueError(f"rule {name}: unknown family {family}")
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        r = Rule(code=code, name=name, family=family, severity=severity, status=status, needs=needs, fn=fn,
+                 fallback=fallback, summary=doc.split("\n", 1)[0].strip(), doc=doc, sections=_sections(doc))
+        REGISTRY[name] = r
+        BY_CODE[code] = r
+        return r
+
+    return register
+
+
+def lookup(key: str) -> Rule | None:
+    """A rule by name or code (case-insensitive code)."""
+    return REGISTRY.get(key) or BY_CODE.get(key.upper())
+
+
+def all_rules() -> list[Rule]:
+    return sorted(REGISTRY.values(), key=lambda r: r.code)
+
+
+def describe(r: Rule) -> dict[str, Any]:
+    return {"code": r.code, "name": r.name, "family": r.family, "severity": str(r.severity), "status": r.status,
+            "summary": r.summary, "needs": list(r.needs), "sections": r.sections}
