@@ -30,7 +30,8 @@ import random
 import sys
 import time
 from collections import deque
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 # Bump when the output for given arguments changes (the runner caches generated logs by it).
 GENERATOR_VERSION = 1
@@ -283,6 +284,8 @@ class Generator:
             for r in range(R):
                 tid = pids[r] + 1229 + rng.randrange(40)
                 h = f"node1:{pids[r]}:{tid} [{r}] NCCL INFO "
+                gloo = (f"[Gloo] Rank {r} is connected to {R - 1} peer ranks. Expected number of "
+                        f"connected peer ranks is : {R - 1}")
                 bus = f"{0x18 + 0x1A * r:x}000"
                 ptr = f"0x{0x55d0_0000_0000 + rng.randrange(1 << 32):x}"
                 s = deque([
@@ -295,7 +298,7 @@ class Generator:
                     h + "Using network Socket",
                     h + f"ncclCommInitRankConfig comm {ptr} rank {r} nranks {R} cudaDev {r} "
                         f"nvmlDev {r} busId {bus} commId 0x{comm:x} - Init START",
-                    h + "Setting affinity for GPU %d to ffffffff,ffffffff" % r,
+                    h + f"Setting affinity for GPU {r} to ffffffff,ffffffff",
                     h + f"comm {ptr} rank {r} nRanks {R} nNodes 1 localRanks {R} localRank {r} "
                         "MNNVL 0",
                     h + f"Channel 00/02 : {' '.join(str(i) for i in range(R))}",
@@ -306,10 +309,8 @@ class Generator:
                     h + f"Init timings - ncclCommInitRankConfig: rank {r} nranks {R} total "
                         f"{0.4 + rng.random() * 0.3:.2f} (kernels 0.18, alloc 0.05, bootstrap "
                         "0.02, allgathers 0.01, topo 0.21, graphs 0.02, connections 0.08, rest 0.04)",
-                    f"[Gloo] Rank {r} is connected to {R - 1} peer ranks. Expected number of "
-                    f"connected peer ranks is : {R - 1}",
-                    f"[Gloo] Rank {r} is connected to {R - 1} peer ranks. Expected number of "
-                    f"connected peer ranks is : {R - 1}",
+                    gloo,
+                    gloo,
                     self.c10d_warn(
                         t + 1, r, 4715,
                         f"[PG ID 0 PG GUID 0 Rank {r}]  using GPU {r} as device used by this "
@@ -407,11 +408,17 @@ class Generator:
         pool = [p - 2 * dkv for p in pool]
         t = self.per_rank(t + 0.1, 0.2, lambda r: f"Memory pool end. avail mem={pool[r]:.2f} GB")
         for kind, secs, mem in (("draft", 3.0, 0.21), ("draft extend", 2.2, 0.17)):
-            t = self.per_rank(
-                t + 0.2, 0.3,
-                lambda r: f"Capture {kind} cuda graph begin. This can take up to several minutes. "
-                f"avail mem={pool[r]:.2f} GB",
-            )
+            def begin(r: int, kind: str = kind, pool: list[float] = pool) -> str:
+                return (f"Capture {kind} cuda graph begin. This can take up to several minutes. "
+                        f"avail mem={pool[r]:.2f} GB")
+
+            def end(r: int, kind: str = kind, secs: float = secs, mem: float = mem,
+                    pool: list[float] = pool) -> str:
+                return (f"Capture {kind} cuda graph end. Time elapsed: "
+                        f"{secs + rng.random() * 0.4:.2f} s. mem usage={mem:.2f} GB. "
+                        f"avail mem={pool[r] - mem:.2f} GB.")
+
+            t = self.per_rank(t + 0.2, 0.3, begin)
             bar_line = self.capture_bar(pool[0], mem, "Capturing batches")
             glued = None
             if kind == "draft extend" and R > 1:
@@ -421,12 +428,7 @@ class Generator:
                                    f"Time elapsed: {secs - 0.12:.2f} s. mem usage={mem:.2f} GB. "
                                    f"avail mem={pool[glued] - mem:.2f} GB.")
             out.append(bar_line)
-            t = self.per_rank(
-                t + secs, 0.5,
-                lambda r: f"Capture {kind} cuda graph end. Time elapsed: {secs + rng.random() * 0.4:.2f} s. "
-                f"mem usage={mem:.2f} GB. avail mem={pool[r] - mem:.2f} GB.",
-                skip=glued,
-            )
+            t = self.per_rank(t + secs, 0.5, end, skip=glued)
             pool = [p - mem for p in pool]
         out.append(self.P(
             t + 0.4, 0,
@@ -438,8 +440,8 @@ class Generator:
         for msg in (
             f"INFO:     Started server process [{MAIN_PID}]",
             "INFO:     Waiting for application startup.",
-            "Using default chat sampling params from model generation config: "
-            "{'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}",
+            ("Using default chat sampling params from model generation config: "
+             "{'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}"),
             "INFO:     Application startup complete.",
             f"INFO:     Uvicorn running on http://0.0.0.0:{UVICORN_PORT} (Press CTRL+C to quit)",
         ):
@@ -486,7 +488,6 @@ class Generator:
         assert log is not None
         out = log.buf
         ts = self.ts
-        R = self.ranks
         s0 = self.sfx(0)
         cap = self.kv_cap
         exp = rng.expovariate
@@ -605,14 +606,11 @@ class Generator:
                 tot_out += toks
                 elapsed = t - last_decode_t
                 gen = toks / elapsed if elapsed > 0 else 0.0
-                if gen > peak_out_tps:
-                    peak_out_tps = gen
+                peak_out_tps = max(peak_out_tps, gen)
                 accept_sum += al
                 accept_n += 1
                 last_decode_t = t
-                kv = int(sum_kv0 + n_run * G - sum_g0)
-                if kv > cap:
-                    kv = cap
+                kv = min(int(sum_kv0 + n_run * G - sum_g0), cap)
                 out.append(
                     f"[{ts(t)}{s0}] Decode batch, #running-req: {n_run}, #token: {kv}, "
                     f"token usage: {kv / cap:.2f}, accept len: {al:.2f}, "
@@ -691,7 +689,7 @@ class Generator:
                 last_prefill_tokens = batch_new
                 out.append(
                     f"[{ts(t)}{s0}] Prefill batch, #new-seq: {nseq}, #new-token: {batch_new}, "
-                    f"#cached-token: {batch_cached}, token usage: {(kv if kv < cap else cap) / cap:.2f}, "
+                    f"#cached-token: {batch_cached}, token usage: {min(kv, cap) / cap:.2f}, "
                     f"#running-req: {n_run}, #queue-req: {len(queue)}, "
                     f"cuda graph: {'True' if batch_new <= 4096 else 'False'}, "
                     f"input throughput (token/s): {ipt:.2f}"
@@ -704,8 +702,7 @@ class Generator:
                     if req[5] is not None:  # streaming: access line at stream start
                         tot_in += req[0]
                         access(t + 0.003, CLIENTS[int(rnd() * 12)], "POST", req[5], "200 OK")
-                if n_run > peak_run:
-                    peak_run = n_run
+                peak_run = max(peak_run, n_run)
 
             # ---- rare lines -------------------------------------------------------------------
             if rnd() < 0.011:
@@ -739,8 +736,8 @@ class Generator:
             return ("huggingface/tokenizers: The current process just got forked, after parallelism "
                     "has already been used. Disabling parallelism to avoid deadlocks...")
         if k == 1:
-            return (f'INFO:httpx:HTTP Request: POST http://10.0.5.12:9091/metrics/job/sglang '
-                    f'"HTTP/1.1 200 OK"')
+            return (f"INFO:httpx:HTTP Request: POST http://{PROMETHEUS}:9091/metrics/job/sglang "
+                    '"HTTP/1.1 200 OK"')
         if k == 2:
             g = time.gmtime(START + int(t))
             return (f"W{g.tm_mon:02d}{g.tm_mday:02d} {g.tm_hour:02d}:{g.tm_min:02d}:{g.tm_sec:02d}"
@@ -791,8 +788,8 @@ class Generator:
                 f'  File "{SITE}/torch/cuda/graphs.py", line 88, in replay',
                 "    super().replay()",
                 "RuntimeError: CUDA error: an illegal memory access was encountered",
-                "CUDA kernel errors might be asynchronously reported at some other API call, so the "
-                "stacktrace below might be incorrect.",
+                ("CUDA kernel errors might be asynchronously reported at some other API call, so "
+                 "the stacktrace below might be incorrect."),
                 "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
                 "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
             ]
@@ -810,8 +807,8 @@ class Generator:
                 f'  File "{PKG}/models/llama_eagle3.py", line 214, in forward',
                 "    hidden_states = torch.cat([embeds, hidden_states], dim=-1)",
                 "                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-                "RuntimeError: Sizes of tensors must match except in dimension 1. Expected size "
-                f"{rng.choice([6, 12, 24])} but got size 8 for tensor number 1 in the list.",
+                ("RuntimeError: Sizes of tensors must match except in dimension 1. Expected size "
+                 f"{rng.choice([6, 12, 24])} but got size 8 for tensor number 1 in the list."),
             ]
         lines.append("")
         if self.ranks > 1:
@@ -829,14 +826,18 @@ class Generator:
         dur = s["duration"]
         done = s["done"]
         tin, tout = s["in"], s["out"]
-        row = lambda k, v: f"{k:<40} {v:<10}"  # noqa: E731
-        f2 = lambda x: f"{x:.2f}"  # noqa: E731
+        def row(k: str, v: object) -> str:
+            return f"{k:<40} {v:<10}"
+
+        def f2(x: float) -> str:
+            return f"{x:.2f}"
+
         e2e = dur / done * 1000 * 9.0
         ttft = 180 + rng.random() * 400
         tpot = 1000 / (133 + rng.random() * 20)
         itl = tpot * s["accept"]
         out.append("")
-        out.append("{:=^50}".format(" Serving Benchmark Result "))
+        out.append(f"{' Serving Benchmark Result ':=^50}")
         for k, v in (
             ("Backend:", "sglang-oai-chat"), ("Traffic request rate:", "trace"),
             ("Max request concurrency:", "not set"), ("Successful requests:", done),
@@ -866,7 +867,7 @@ class Generator:
                                      ("Max ITL (ms):", itl * 40)]),
         )
         for title, rows in sections:
-            out.append("{:-^50}".format(title))
+            out.append(f"{title:-^50}")
             for k, v in rows:
                 out.append(row(k, f2(v)))
         out.append("=" * 50)
@@ -899,10 +900,10 @@ def generate(path: str, lines: int = 1_000_000, seed: int = 7, ranks: int = 8,
     """Write the log to `path`; return the number of lines written."""
     g = Generator(lines, seed, ranks)
     if use_gzip:
-        with open(path, "wb") as raw:
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-                with io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as fh:
-                    return g.run(fh)
+        with (open(path, "wb") as raw,
+              gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+              io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as fh):
+            return g.run(fh)
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
         return g.run(fh)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import sys
 import time
@@ -131,10 +132,13 @@ def parse(path: str) -> dict[str, Any]:
                     kv_alloc.append({"ts": ts, "rank": ranks.strip(), "line": n, **r.groupdict()})
                     continue
             elif msg.startswith("Scheduler hit an exception"):
-                x = {"ts": ts, "rank": ranks.strip(), "line": n, "type": None, "message": None}
-                exceptions.append(x)
-                open_exc.append(x)
-                continue
+                r = EXCEPTION.match(msg)
+                if r:
+                    x = {"ts": ts, "rank": ranks.strip(), "line": n, "first": r.group("first"),
+                         "type": None, "message": None}
+                    exceptions.append(x)
+                    open_exc.append(x)
+                    continue
             else:
                 counts["other_prefixed"] += 1
                 continue
@@ -165,7 +169,7 @@ def summarize(p: dict[str, Any]) -> dict[str, Any]:
     acc = _frame(p["access"], ("status",), ())
 
     def f(x: Any) -> Any:
-        if x is None or (isinstance(x, float) and x != x):
+        if x is None or (isinstance(x, float) and math.isnan(x)):
             return None
         return round(float(x), 3) if isinstance(x, float) else int(x)
 

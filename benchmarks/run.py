@@ -19,10 +19,12 @@ writes ``OUT/results.json`` and exits 0 even when targets are missed (it lists t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import os
 import platform
+import re
 import shlex
 import signal
 import statistics
@@ -65,52 +67,70 @@ def _ppid_map() -> dict[int, list[int]]:
     return kids
 
 
-def _tree_rss_bytes(root: int) -> int:
-    """Sum of RSS over `root` and all its descendants (sampled from /proc)."""
+def _descendants(root: int) -> list[int]:
     kids = _ppid_map()
-    total, todo = 0, [root]
+    out, todo = [], [root]
     while todo:
         pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, ()))
+    return out
+
+
+def _rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/statm", "rb") as fh:
                 total += int(fh.read().split()[1]) * PAGE
         except (OSError, IndexError, ValueError):
             pass
-        todo.extend(kids.get(pid, ()))
     return total
 
 
 class _Sampler(threading.Thread):
-    def __init__(self, pid: int, interval: float) -> None:
+    """Peak of the summed RSS of a process tree, sampled from /proc.
+
+    Reading every /proc/*/stat to find the tree is the expensive part, so the process list is
+    refreshed only every `rescan` samples; the RSS of the known processes is read every time.
+    """
+
+    def __init__(self, pid: int, interval: float = 0.1, rescan: int = 10) -> None:
         super().__init__(daemon=True)
-        self.pid, self.interval = pid, interval
+        self.pid, self.interval, self.rescan = pid, interval, rescan
         self.peak = 0
-        self.max_procs = 1
         self.stop = threading.Event()
 
     def run(self) -> None:
+        pids = [self.pid]
+        i = 0
         while not self.stop.wait(self.interval):
-            try:
-                self.peak = max(self.peak, _tree_rss_bytes(self.pid))
-            except Exception:  # noqa: BLE001 - sampling is best effort
-                pass
+            with contextlib.suppress(OSError, ValueError):  # best effort
+                if i % self.rescan == 0:
+                    pids = _descendants(self.pid)
+                self.peak = max(self.peak, _rss_bytes(pids))
+            i += 1
 
 
 def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
-            stderr_path: Path, timeout: float | None = None, sample: bool = True) -> dict[str, Any]:
+            stderr_path: Path, timeout: float | None = None, sample: bool = False) -> dict[str, Any]:
     """Run `cmd` once as a fresh child; wall/CPU/peak RSS of that child via os.wait4."""
 
     def preexec() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus)
 
-    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
-    err = open(stderr_path, "wb")
-    try:
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(stdout_path, "wb")) if stdout_path else subprocess.DEVNULL
+        err = files.enter_context(open(stderr_path, "wb"))
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                             preexec_fn=preexec, start_new_session=True)
-        sampler = _Sampler(p.pid, 0.1) if sample else None
+        # preexec_fn only calls sched_setaffinity; no runner threads are alive at this point
+        # (the sampler and timer of earlier runs have been joined/cancelled).
+        p = subprocess.Popen(
+            cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+            preexec_fn=preexec, start_new_session=True,  # noqa: PLW1509
+        )
+        sampler = _Sampler(p.pid) if sample else None
         if sampler:
             sampler.start()
         timer = None
@@ -132,10 +152,6 @@ def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
         if sampler:
             sampler.stop.set()
             sampler.join()
-    finally:
-        if stdout_path:
-            out.close()  # type: ignore[union-attr]
-        err.close()
     stderr = stderr_path.read_text(errors="replace")
     return {
         "cmd": cmd,
@@ -222,10 +238,10 @@ def versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             v[dist] = None
     try:
-        ns: dict[str, Any] = {}
-        exec((REPO / "logparse" / "_version.py").read_text(), ns)
-        v["logdiag"] = ns.get("__version__")
-    except Exception:  # noqa: BLE001
+        m = re.search(r"""__version__\s*=\s*['"]([^'"]+)['"]""",
+                      (REPO / "logparse" / "_version.py").read_text())
+        v["logdiag"] = m.group(1) if m else None
+    except OSError:
         v["logdiag"] = None
     return v
 
@@ -275,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
 
     created: list[Path] = []
-    say = lambda *x: print(*x, file=sys.stderr, flush=True)  # noqa: E731
+
+    def say(*x: object) -> None:
+        print(*x, file=sys.stderr, flush=True)
 
     big, new, gen_s = ensure_log(out, a.lines, a.seed, a.ranks)
     if new:
@@ -295,12 +313,22 @@ def main(argv: list[str] | None = None) -> int:
         "log": {"path": str(big), "lines": n_lines, "bytes": n_bytes, "seed": a.seed,
                 "ranks": a.ranks, "generator_version": gen.GENERATOR_VERSION,
                 "generation_s": round(gen_s, 3) if gen_s is not None else None},
+        "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
         "runs": {}, "startup": {}, "ratios": {}, "targets": {}, "missed": [], "errors": [],
+        "warnings": [],
     }
 
     def per_s(m: dict[str, Any]) -> None:
         m["lines_per_s"] = n_lines / m["wall_s"] if m["wall_s"] else None
         m["mb_per_s"] = n_bytes / 1e6 / m["wall_s"] if m["wall_s"] else None
+        # CPU time / wall time: for a 1-core run well below 1.0 means the core was shared
+        # (other processes, hypervisor steal) or the run waited on I/O -> numbers are suspect.
+        m["cpu_per_wall"] = (m["user_s"] + m["sys_s"]) / m["wall_s"] if m["wall_s"] else None
+        if m.get("cpus") and len(m["cpus"]) == 1 and m["cpu_per_wall"] is not None \
+                and m["cpu_per_wall"] < 0.85 and m["rc"] in (0, 1):
+            results["warnings"].append(
+                f"{' '.join(m['cmd'][1:4])}: CPU/wall = {m['cpu_per_wall']:.2f} on its pinned core; "
+                "the core was contended, rerun on a quiet machine")
 
     # a. reference (1 core)
     say("a. reference (1 core) ...")
@@ -320,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     def logdiag(jobs: int, cpus: set[int], tag: str) -> dict[str, Any]:
         cmd = [*ld_cmd, "analyze", str(big), "--format", "json", "--jobs", str(jobs)]
         m = repeat(a.repeat, cmd, cpus=cpus, stdout_path=None,
-                   stderr_path=logs / f"{tag}.err", timeout=a.timeout)
+                   stderr_path=logs / f"{tag}.err", timeout=a.timeout, sample=jobs > 1)
         per_s(m)
         why = _failed(m)
         m["ok"] = why is None
@@ -355,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             if k == "logdiag" and startup_err:
                 continue
             m = measure(cmd, cpus=one, stdout_path=None, stderr_path=logs / f"startup-{k}.err",
-                        timeout=120, sample=False)
+                        timeout=120)
             if k == "logdiag":
                 why = _failed(m)
                 if why:
@@ -416,8 +444,9 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
              f"Python {res['versions']['python']}, lark {res['versions']['lark']}, "
              f"pandas {res['versions']['pandas']}; runs per measurement: {a.repeat}")
     L.append("")
-    L.append("| run | cores | wall s | lines/s | MB/s | peak RSS MiB | tree RSS MiB (sampled) | status |")
-    L.append("|---|---|---:|---:|---:|---:|---:|---|")
+    L.append("| run | cores | wall s | CPU s | lines/s | MB/s | peak RSS MiB "
+             "| tree RSS MiB (sampled) | status |")
+    L.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
     names = {"a_reference": "a. reference (plain `re` + pandas)",
              "b_logdiag_1core": "b. logdiag `--jobs 1`",
              "c_logdiag_2proc": "c. logdiag `--jobs 2`"}
@@ -425,10 +454,11 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
         m = res["runs"][key]
         cores = len(m.get("cpus") or []) or "—"
         if m.get("skipped"):
-            L.append(f"| {label} | — | — | — | — | — | — | skipped: {m['skipped']} |")
+            L.append(f"| {label} | — | — | — | — | — | — | — | skipped: {m['skipped']} |")
             continue
         status = "ok" if m["ok"] else f"FAILED ({m.get('error') or 'rc=' + str(m['rc'])})"
-        L.append(f"| {label} | {cores} | {_f(m['wall_s'], '.2f')} | "
+        cpu = m["user_s"] + m["sys_s"]
+        L.append(f"| {label} | {cores} | {_f(m['wall_s'], '.2f')} | {cpu:.2f} | "
                  f"{_f(m['lines_per_s'], ',.0f')} | {_f(m['mb_per_s'], '.1f')} | "
                  f"{_f(m['peak_rss_mib'], '.0f')} | {_f(m['tree_rss_peak_mib_sampled'], '.0f')} | "
                  f"{status} |")
@@ -441,7 +471,7 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
     L.append("")
     L.append("| target | value | goal | status |")
     L.append("|---|---:|---|---|")
-    for name, t in res["targets"].items():
+    for t in res["targets"].values():
         v = t["value"]
         L.append(f"| {t['description']} | {_f(v, '.2f')} | {t['goal']} | {t['status']} |")
     L.append("")
@@ -449,6 +479,9 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
         L.append("Missed / not measured: " + ", ".join(res["missed"]))
     else:
         L.append("All targets met.")
+    for w in res["warnings"]:
+        L.append("")
+        L.append("WARNING: " + w)
     for e in res["errors"]:
         L.append("")
         L.append("ERROR: " + e.rstrip())

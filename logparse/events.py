@@ -187,6 +187,9 @@ class WeightLoadEnd(Event):
     quant: str | None = None
     avail_mem_gb: float | None = None
     mem_usage_gb: float | None = None
+    # 0.5.23 `Load weight end. Committed real weights after CUDA graph capture in 3.21 s (…)`: a
+    # second end line per rank, elapsed_s = the commit time, not the load time.
+    committed_after_capture: bool = False
 
 
 @event
@@ -200,6 +203,7 @@ class KvCacheAllocated(Event):
     v_size_gb: float | None = None
     kv_size_gb: float | None = None
     dtype: str | None = None
+    upper_bound: bool = False  # `… KV Cache VA upper bound. …` (0.5.23 post-capture pools): not yet allocated
 
 
 @event
@@ -218,6 +222,9 @@ class MambaCacheAllocated(Event):
     max_size: int | None = None
     conv_gb: float | None = None
     ssm_gb: float | None = None
+    # with speculative decoding: `intermediate_ssm_state_cache size: …GB intermediate_conv_window_cache size: …GB`
+    intermediate_ssm_gb: float | None = None
+    intermediate_conv_gb: float | None = None
 
 
 @event
@@ -259,6 +266,9 @@ class CaptureBegin(Event):
     device: str = "cuda"  # cuda / cpu / npu / xpu
     avail_mem_gb: float | None = None
     backend: str | None = None
+    # `bs=[…]` (0.5.14–0.5.20: the only place the captured batch sizes are printed) or, for prefill
+    # graphs, `num_tokens=[…]`; () when the line has no list.
+    sizes: tuple[int, ...] = ()
 
 
 @event

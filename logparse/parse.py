@@ -29,6 +29,8 @@ from logparse.transform import Envelope
 # Below this size a second process costs more (start-up, pickling) than it saves.
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
 MAX_TEXT_CHARS = 64 * 1024 * 1024
+# Envelope styles whose rank tags are SGLang's own (not torch's '[rankN]:' or old '[gpu_id=N]').
+RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
 MAX_EVIDENCE_LINE = 4096
 
 # (line number, text, wrapper, envelope, event class, fields)
@@ -49,6 +51,8 @@ class ParsedLog:
     # Cleaned text of every non-hot line (evidence for findings), bounded by MAX_TEXT_CHARS.
     texts: dict[int, str] = field(default_factory=dict)
     text_chars: int = 0
+    # Rank tags printed inside SGLang envelopes on any non-hot line (hot lines: the columns' ranks).
+    ranks_seen: set[str] = field(default_factory=set)
 
     def of(self, *classes: type[Event]) -> list[Any]:
         """The (non-hot) events of the given classes, in file order."""
@@ -162,6 +166,8 @@ class _Stage2:
             log.text_chars += len(shown)
         ts = _envelope_ts(env, wrapper, self.times)
         rank = env.rank if env is not None else None
+        if rank is not None and env.style in RANK_STYLES:  # type: ignore[union-attr]
+            log.ranks_seen.add(rank)
         stream = wrapper.stream if wrapper is not None else ""
         if not stream and env is not None and env.style == "torch-rank":
             stream = f"rank:{rank}"

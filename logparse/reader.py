@@ -206,9 +206,10 @@ def check_readable(path: str) -> None:
         try:
             head = f.read(_SNIFF_BYTES)
             if head[:2] == _GZIP_MAGIC:
-                head = _gunzip_head(head, f.read)
-                if head is None:
+                text = _gunzip_head(head, f.read)
+                if text is None:
                     raise InputError(f"{path}: not a valid gzip file")
+                head = text
         except OSError as e:
             raise InputError(_os_message(path, e)) from None
     if not head:
@@ -248,7 +249,9 @@ def _gunzip_head(first: bytes, read: Callable[[int], bytes]) -> bytes | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadReport) -> Iterator[bytes]:
+def _gunzip_blocks(
+    first: bytes, read: Callable[[int], bytes], report: ReadReport
+) -> Iterator[bytes]:
     """Decompress a (possibly multi-member) gzip stream. Output is bounded per call so a
     highly compressed file cannot blow up memory; damage stops the stream and is recorded in
     report.damaged instead of raising (the text before the damage is still good)."""
@@ -302,9 +305,7 @@ def _gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadRepor
             member_has_input = True
 
 
-def _plain_blocks(
-    f: BinaryIO, first: bytes, start: int, end: int | None
-) -> Iterator[bytes]:
+def _plain_blocks(f: BinaryIO, first: bytes, start: int, end: int | None) -> Iterator[bytes]:
     """Blocks of a plain file restricted to the lines owned by the byte range [start, end):
     lines whose first byte is in the range. `first` is what was already read at `start`
     (only used when start == 0)."""
@@ -438,7 +439,9 @@ def _iso_ts(date: str, time: str, frac: str | None) -> str:
 
 
 # One parsed prefix: (kind, ts, container, pid, actor, ip, level, logger, end offset).
-_Prefix = tuple[str, str | None, str | None, int | None, str | None, str | None, str | None, str | None, int]
+_Prefix = tuple[
+    str, str | None, str | None, int | None, str | None, str | None, str | None, str | None, int
+]
 
 
 def _match_prefix(s: str) -> _Prefix | None:
@@ -468,38 +471,83 @@ def _match_prefix(s: str) -> _Prefix | None:
             m = _RUST_RE.match(s)
             if m:
                 return (
-                    "rust-tracing", _iso_ts(m[1], m[2], m[3]), None, None, None, None,
-                    m[5], m[6], m.end(),
+                    "rust-tracing",
+                    _iso_ts(m[1], m[2], m[3]),
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[5],
+                    m[6],
+                    m.end(),
                 )
             m = _ISO_RE.match(s)
             if m:
                 # kubectl --timestamps prints RFC3339Nano in UTC: 9 fraction digits + Z.
                 kind = "k8s" if m[4] == "Z" and m[3] and len(m[3]) == 9 else "iso-timestamp"
-                return (kind, _iso_ts(m[1], m[2], m[3]), None, None, None, None, None, None, m.end())
+                return (
+                    kind,
+                    _iso_ts(m[1], m[2], m[3]),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    m.end(),
+                )
         elif sep == " " and s[4:5] == "-":
             m = _PYLOG_A_RE.match(s)
             if m:
                 return (
-                    "python-logging", f"{m[1]} {m[2]}.{m[3]}", None, None, None, None,
-                    m[4], m[5], m.end(),
+                    "python-logging",
+                    f"{m[1]} {m[2]}.{m[3]}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[4],
+                    m[5],
+                    m.end(),
                 )
             m = _PYLOG_C_RE.match(s)
             if m:
                 return (
-                    "python-logging", f"{m[1]} {m[2]}{_frac(m[3])}", None, None, None, None,
-                    m[4], m[5], m.end(),
+                    "python-logging",
+                    f"{m[1]} {m[2]}{_frac(m[3])}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[4],
+                    m[5],
+                    m.end(),
                 )
             m = _CUSTOM_RE.match(s)
             if m:
                 return (
-                    "custom-logging", f"{m[1]} {m[2]}{_frac(m[3])}", None, int(m[5]), None,
-                    None, m[4], m[6], m.end(),
+                    "custom-logging",
+                    f"{m[1]} {m[2]}{_frac(m[3])}",
+                    None,
+                    int(m[5]),
+                    None,
+                    None,
+                    m[4],
+                    m[6],
+                    m.end(),
                 )
             m = _PYLOG_B_RE.match(s)
             if m:
                 return (
-                    "python-logging", f"{m[1]} {m[2]}.{m[3]}", None, None, None, None,
-                    m[5], m[4], m.end(),
+                    "python-logging",
+                    f"{m[1]} {m[2]}.{m[3]}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[5],
+                    m[4],
+                    m.end(),
                 )
     elif c.isupper():
         mon = _MONTHS.get(s[:3])
@@ -528,41 +576,62 @@ def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
     return ""
 
 
-_WrapCache = dict[str, Wrapper]
+# Kinds whose prefix text is the same on every line of one writer (no timestamp): safe to
+# recognise again by plain string comparison.
+_REPEATING_KINDS = frozenset({"docker-compose", "ray"})
 
 
-def _unwrap(s: str, cache: _WrapCache) -> tuple[Wrapper | None, str]:
-    """Strip (possibly nested) wrapper prefixes; return the merged Wrapper and the rest.
-    Identical prefixes (docker/Ray without timestamps) share one cached Wrapper object."""
-    first = _match_prefix(s)
-    if first is None:
-        return None, s
-    prefixes = [first]
-    pos = first[8]
-    kind = first[0]
-    while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
+class _Unwrapper:
+    """Strips wrapper prefixes for one read. Per-read state: a cache of merged Wrappers by
+    prefix text (so identical prefixes share one object) and the last repeating prefix, which
+    lets a docker/Ray-wrapped log skip the regexes: their patterns never look past the prefix
+    text, so a line starting with the same text parses the same way."""
+
+    __slots__ = ("_cache", "_last_len", "_last_text", "_last_wrapper")
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[Wrapper, bool]] = {}
+        self._last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
+        self._last_len = 1
+        self._last_wrapper: Wrapper | None = None
+
+    def __call__(self, s: str) -> tuple[Wrapper | None, str]:
+        """Strip (possibly nested) prefixes; return the merged Wrapper and the rest."""
+        if s.startswith(self._last_text):
+            rest = s[self._last_len :]
+            if rest[:1] == "[" and rest[11:12] != "T":
+                return self._last_wrapper, rest
+        first = _match_prefix(s)
+        if first is None:
+            return None, s
+        prefixes = [first]
+        pos = first[8]
+        kind = first[0]
+        while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
+            rest = s[pos:]
+            if rest[:1] == "[" and rest[11:12] != "T":
+                break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
+            nxt = _match_prefix(rest)
+            # docker-compose is always outermost; inside another wrapper `word  | ` is message
+            # text (a table, a bar), not a prefix.
+            if nxt is None or nxt[8] == 0 or nxt[0] == "docker-compose":
+                break
+            prefixes.append(nxt)
+            pos += nxt[8]
+            kind = nxt[0]
+        key = s[:pos]
+        hit = self._cache.get(key)
+        if hit is None:
+            strip = any(p[0] in _RSTRIP_KINDS for p in prefixes)
+            hit = (_merge(prefixes), strip)
+            if len(self._cache) > 4096:
+                self._cache.clear()  # bounded: timestamped prefixes rarely repeat
+            self._cache[key] = hit
+        w, strip = hit
+        if len(prefixes) == 1 and first[0] in _REPEATING_KINDS:
+            self._last_text, self._last_len, self._last_wrapper = key, pos, w
         rest = s[pos:]
-        if rest[:1] == "[" and rest[11:12] != "T":
-            break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
-        nxt = _match_prefix(rest)
-        # docker-compose is always outermost; inside another wrapper `word  | ` is message
-        # text (a table, a bar), not a prefix.
-        if nxt is None or nxt[8] == 0 or nxt[0] == "docker-compose":
-            break
-        prefixes.append(nxt)
-        pos += nxt[8]
-        kind = nxt[0]
-    key = s[:pos]
-    w = cache.get(key)
-    if w is None:
-        w = _merge(prefixes)
-        if len(cache) > 4096:
-            cache.clear()  # bounded: timestamped prefixes rarely repeat
-        cache[key] = w
-    rest = s[pos:]
-    if w.kind in _RSTRIP_KINDS or any(p[0] in _RSTRIP_KINDS for p in prefixes):
-        rest = rest.rstrip()
-    return w, rest
+        return w, (rest.rstrip() if strip else rest)
 
 
 def _merge(prefixes: list[_Prefix]) -> Wrapper:
@@ -588,7 +657,7 @@ def _merge(prefixes: list[_Prefix]) -> Wrapper:
 # --------------------------------------------------------------------------------------------
 
 
-def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -> list[Line]:
+def _clean(s: str, no: int, report: ReadReport, unwrap: _Unwrapper, ansi: bool) -> list[Line]:
     """Full cleaning of one physical line that has already been decoded, stripped of its
     line ending and NULs: ANSI, wrapper, `\\r` segments, glued bars. `ansi` says whether the
     chunk precheck found anything ANSI-like."""
@@ -599,7 +668,7 @@ def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -
             s = s2
     w: Wrapper | None = None
     if s[:1] != "[" or s[11:12] == "T":
-        w, s = _unwrap(s, cache)
+        w, s = unwrap(s)
         if w is not None:
             report.wrapped += 1
     if "\r" in s:
@@ -612,7 +681,7 @@ def _clean(s: str, no: int, report: ReadReport, cache: _WrapCache, ansi: bool) -
             # but costs nothing to honour: wrap each segment independently.
             out: list[Line] = []
             for seg in segs:
-                sw, seg = _unwrap(seg, cache)
+                sw, seg = unwrap(seg)
                 if sw is not None:
                     report.wrapped += 1
                 out.extend(_unglue(seg, no, sw, report))
@@ -628,7 +697,7 @@ def _unglue(s: str, no: int, w: Wrapper | None, report: ReadReport) -> list[Line
     """Split a log record glued right after a tqdm bar into its own logical line."""
     if "<" not in s or ("/s]" not in s and "s/it]" not in s):
         return [(no, s, w)]
-    cuts = [m.end() for m in _GLUED_RE.finditer(s)]  # split after the bar's ']' 
+    cuts = [m.end() for m in _GLUED_RE.finditer(s)]  # split after the bar's ']'
     if not cuts:
         return [(no, s, w)]
     report.glued_splits += len(cuts)
@@ -656,7 +725,7 @@ def _decode(b: bytes, no: int, report: ReadReport) -> str:
 
 
 def _slow_line(
-    b: bytes, no: int, report: ReadReport, cache: _WrapCache, max_chars: int, truncated: bool
+    b: bytes, no: int, report: ReadReport, unwrap: _Unwrapper, max_chars: int, truncated: bool
 ) -> list[Line]:
     """Reference semantics for one physical line given as bytes (without its b'\\n').
     `truncated` means the line was already cut at the byte cap while reading."""
@@ -682,7 +751,7 @@ def _slow_line(
     if truncated:
         report.long_lines += 1
         report.flag(no, f"line longer than {max_chars} characters, truncated")
-    return _clean(s, no, report, cache, True)
+    return _clean(s, no, report, unwrap, True)
 
 
 def _trim_partial_utf8(b: bytes) -> bytes:
@@ -728,7 +797,7 @@ def _iter_lines(
     byte_cap = _BYTES_PER_CHAR_CAP * max_chars
     pending = b""
     discarding = False  # inside an over-long line: drop bytes until its newline
-    cache: _WrapCache = {}
+    unwrap = _Unwrapper()
     try:
         for block in blocks:
             report.bytes_read += len(block)
@@ -737,7 +806,7 @@ def _iter_lines(
                 if i < 0:
                     continue
                 no += 1
-                out = _slow_line(pending, no, report, cache, max_chars, True)
+                out = _slow_line(pending, no, report, unwrap, max_chars, True)
                 report.lines += len(out)
                 yield from out
                 pending = b""
@@ -765,43 +834,62 @@ def _iter_lines(
                 text = ""
             lines: list[str] = []
             if text and "\x00" not in text and not _has_long_line(text, max_chars):
+                if "\r" in text:
+                    n = text.count("\r\n")
+                    if n:
+                        report.crlf += n
+                        text = text.replace("\r\n", "\n")
                 lines = text.split("\n")
                 lines.pop()  # the chunk ends with b'\n'
             if not lines:
                 # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).
                 for b in chunk[:-1].split(b"\n"):
                     no += 1
-                    out = _slow_line(b, no, report, cache, max_chars, False)
+                    out = _slow_line(b, no, report, unwrap, max_chars, False)
                     report.lines += len(out)
                     yield from out
                 continue
 
-            if "\r" in text:
-                n = text.count("\r\n")
-                if n:
-                    report.crlf += n
-                    text = text.replace("\r\n", "\n")
-                    lines = text.split("\n")
-                    lines.pop()
             # Single-character scans (memchr speed); the per-line rules use the same tests.
             need_clean = "\r" in text or "<" in text
             ansi = _ansi_possible(chunk)
-            if need_clean or ansi:
+            if ansi:
+                # Colour codes somewhere in the block (rare in files): full cleaning per line.
                 for s in lines:
                     no += 1
-                    out = _clean(s, no, report, cache, ansi)
+                    out = _clean(s, no, report, unwrap, True)
                     report.lines += len(out)
                     yield from out
+                continue
+            if need_clean:
+                # tqdm output in the block: only lines with '\r' or '<' need the full work;
+                # for the others _clean would reduce to the two branches below.
+                for s in lines:
+                    no += 1
+                    if "\r" in s or "<" in s:
+                        out = _clean(s, no, report, unwrap, False)
+                        report.lines += len(out)
+                        yield from out
+                    elif s[:1] == "[" and s[11:12] != "T":
+                        report.lines += 1
+                        yield (no, s, None)
+                    else:
+                        w, s = unwrap(s)
+                        if w is not None:
+                            report.wrapped += 1
+                        report.lines += 1
+                        yield (no, s, w)
                 continue
 
             # ---- hot loop: only wrapper prefixes are possible ----------------------------
             report.lines += len(lines)
-            for no, s in enumerate(lines, no + 1):  # noqa: B007 - `no` is used after the loop
+            first = no + 1
+            for no, s in enumerate(lines, first):  # `no` ends on the chunk's last line
                 if s[:1] == "[" and s[11:12] != "T":
                     # An SGLang envelope (or another bracketed form): nothing to strip.
                     yield (no, s, None)
                 else:
-                    w, s = _unwrap(s, cache)
+                    w, s = unwrap(s)
                     if w is not None:
                         report.wrapped += 1
                     yield (no, s, w)
@@ -809,7 +897,7 @@ def _iter_lines(
         if pending or discarding:
             report.missing_final_newline = True
             no += 1
-            out = _slow_line(pending, no, report, cache, max_chars, discarding)
+            out = _slow_line(pending, no, report, unwrap, max_chars, discarding)
             report.lines += len(out)
             yield from out
     finally:
@@ -859,8 +947,12 @@ def _source_blocks(
     except OSError as e:
         raise InputError(_os_message(path, e)) from None
     try:
-        if stat.S_ISDIR(os.fstat(f.fileno()).st_mode):
+        st = os.fstat(f.fileno())
+        if stat.S_ISDIR(st.st_mode):
             raise InputError(f"cannot read {path}: Is a directory")
+        if ranged and start <= 0 and end is not None and end >= st.st_size:
+            # The range is the whole file (split_points' single part, also for .gz).
+            ranged = False
         yield from _stream_blocks(f, report, start, end, ranged)
     finally:
         f.close()
@@ -952,6 +1044,6 @@ def split_points(path: str, parts: int) -> list[tuple[int, int, int]]:
             pos = bend
     out: list[tuple[int, int, int]] = []
     for j, (s, no) in enumerate(starts):
-        e = starts[j + 1][0] if j + 1 < len(starts) else size
-        out.append((s, e, no))
+        stop = starts[j + 1][0] if j + 1 < len(starts) else size
+        out.append((s, stop, no))
     return out

@@ -69,12 +69,21 @@ STARTUP_EVENTS: tuple[type[Event], ...] = (
     ProfiledTokensExceeded,
 )
 # Known messages that only print while a server starts.
-STARTUP_CODES = frozenset({"ignore-import-error", "custom-ar-pcie", "custom-ar-multinode", "custom-ar-no-p2p",
-                           "custom-ar-world-size", "vllm-platform", "attention-backend-default"})
+STARTUP_CODES = frozenset({"model-import-ignored", "model-instantiate-failed", "custom-ar-pcie", "custom-ar-multinode",
+                           "custom-ar-no-p2p", "custom-ar-world-size", "custom-ar-setup-failed", "gpu-context",
+                           "vllm-platform", "attention-backend-default", "deepgemm-jit-session"})
+# Exception messages that only occur while a server starts (weights, KV pool sizing, imports).
+_STARTUP_MESSAGES = re.compile(
+    r"_scale'|k_scale|v_scale|Not enough memory\. Please try to increase --mem-fraction-static|"
+    r"is not divisible by weight quantization|scheduler died during initialization|Initialization failed|"
+    r"could not import|No module named|undefined symbol|Capture cuda graph failed|Capture .*graph failed"
+)
+# The warmup's own requests (formats §2.1 #23), which do not show that the server served anyone.
+_WARMUP_PATHS = frozenset({"/model_info", "/get_model_info", "/generate", "/encode", "/v1/chat/completions"})
 
 # Frames whose presence places a traceback in server start-up or in the serving loop.
 _STARTUP_FUNCS = frozenset({
-    "__init__", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
+    "__init__", "from_pretrained", "load_weights", "_bootstrap_scheduler", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
     "init_memory_pool", "init_torch_distributed", "_launch_subprocesses", "wait_for_ready",
     "_wait_for_scheduler_ready", "launch_server", "_wait_and_warmup", "init_device_graphs",
     "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
@@ -102,7 +111,14 @@ def traceback_phase(tb: Traceback) -> str:
         return "serving"
     if any(f in _STARTUP_FUNCS for f in funcs):
         return "startup"
+    # The scheduler process builds the Scheduler, then enters its event loop: an exception raised
+    # in run_scheduler_process itself, with no event-loop frame below it, happened before serving.
+    if "run_scheduler_process" in funcs:
+        return "startup"
     if funcs and funcs[-1] == "<module>":
+        return "startup"
+    messages = [tb.message, *(m for _, m in tb.chain)]
+    if any(_STARTUP_MESSAGES.search(m or "") for m in messages):
         return "startup"
     return "unknown"
 
@@ -134,12 +150,9 @@ class Views:
     @cached_property
     def ranks(self) -> list[str]:
         """Rank tags printed inside SGLang envelopes, in numeric order."""
-        seen: set[str] = set()
-        for e in self.log.events:
-            if e.rank and self._is_sglang_rank(e):
-                seen.add(e.rank)
+        seen: set[str] = set(self.log.ranks_seen)
         for cols in (self.log.decode, self.log.prefill, self.log.access):
-            seen.update(v for v in cols.ranks.values if v)
+            seen.update(v for v in cols.ranks.values if v and not v.startswith("GPU"))
         return sorted(seen, key=rank_key)
 
     @staticmethod
@@ -306,8 +319,24 @@ class Views:
         return fallback
 
     @cached_property
+    def user_requests(self) -> int:
+        """Access lines that are not the warmup's own requests from the server itself."""
+        access = self.log.access
+        paths = access.strings.values
+        n = 0
+        local = {access.strings.code(h) for h in ("127.0.0.1", "::1", "localhost")}
+        for i in range(len(access)):
+            if paths[access.path[i]] in _WARMUP_PATHS and access.client[i] in local:
+                continue
+            n += 1
+        return n
+
+    @cached_property
     def serving(self) -> bool:
-        return bool(len(self.log.decode) or len(self.log.prefill)) or self.readiness is not None
+        """The server handled work: stats lines, retractions, user requests, or readiness."""
+        log = self.log
+        return bool(len(log.decode) or len(log.prefill) or self.user_requests or log.of(Retraction)) or (
+            self.readiness is not None)
 
     @cached_property
     def startup_evidence(self) -> bool:
@@ -351,7 +380,9 @@ class Views:
                 out["bench_runs"] = [b.fields for b in benches]
         one = log.of(BenchOneBatchResult)
         if one:
-            out["bench_one_batch"] = one[0].fields if len(one) == 1 else [b.fields for b in one]
+            # bench_one_batch runs a warmup pass first; the measured run is the benchmark one.
+            measured = [b for b in one if b.fields.get("phase") == "benchmark"] or one
+            out["bench_one_batch"] = measured[-1].fields
         return out
 
     def _by_rank_or_list(self, events: list[Any], attr: str) -> dict[str, Any] | list[Any] | None:

@@ -2,17 +2,60 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logparse.events import Event, Severity
+from logparse.events import Event, ExceptionLine, Severity, Traceback
 from logparse.findings import Evidence, Finding
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
     from logparse.parse import ParsedLog
     from logparse.views import Views
+
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+_QUOTED_ID = re.compile(r"'[0-9a-f]{16,}'")
+
+
+def mask_numbers(text: str) -> str:
+    """The text with every number (and hex address, request id) replaced by '#', so that the same
+    message on another rank or for another request compares equal."""
+    return _NUMBER.sub("#", _QUOTED_ID.sub("'#'", text))
+
+
+def sglang_frames(tb: Traceback) -> list[str]:
+    """`file.py:function` of the frames inside SGLang (or sgl_kernel), outermost first."""
+    out = []
+    for f in tb.frames:
+        path = f.path.replace("\\", "/")
+        if "sglang" in path or "sgl_kernel" in path or "sgl-kernel" in path:
+            out.append(f"{path.rsplit('/', 1)[-1]}:{f.func or '?'}")
+    return out
+
+
+def traceback_fingerprint(tb: Traceback) -> str:
+    """Identity of a traceback across ranks and requests: exception type, message with numbers
+    masked, and the SGLang frames (paths and line numbers differ between installs and releases)."""
+    etype = tb.exc_type or (tb.chain[-1][0] if tb.chain else "") or "?"
+    message = mask_numbers(tb.message or (tb.chain[-1][1] if tb.chain else ""))[:200]
+    return f"{etype}|{message}|{'>'.join(sglang_frames(tb))}"
+
+
+@dataclass(frozen=True)
+class Raised:
+    """One exception the log shows: a traceback (with each exception of its chain) or a lone
+    exception line outside any traceback."""
+
+    event: Event  # the Traceback or the ExceptionLine
+    exc_type: str
+    message: str
+    traceback: Traceback | None
+
+    @property
+    def text(self) -> str:
+        return f"{self.exc_type}: {self.message}"
 
 
 @dataclass
@@ -21,6 +64,8 @@ class RuleContext:
     views: Views
     config: dict[str, Any] = field(default_factory=dict)  # per-rule thresholds: {'spec-low-acceptance': {...}}
     claimed: set[int] = field(default_factory=set)  # line numbers of events a finding already explains
+    # Findings of the rules that ran before (fallback rules see every specific rule's findings).
+    findings: list[Finding] = field(default_factory=list)
 
     def threshold(self, rule_name: str, key: str, default: Any) -> Any:
         """A per-rule threshold from the configuration (`[tool.logdiag.thresholds.<rule>]`), else the default."""
@@ -28,6 +73,46 @@ class RuleContext:
 
     def unclaimed(self, events: Iterable[Event]) -> list[Event]:
         return [e for e in events if e.line not in self.claimed]
+
+    # ------------------------------------------------------------------ reading helpers
+
+    def text(self, line: int) -> str:
+        """The cleaned text of a (non-hot) line, '' when not kept."""
+        return self.log.texts.get(line, "")
+
+    def texts_matching(self, pattern: re.Pattern[str], *, unclaimed: bool = True) -> Iterator[tuple[int, re.Match[str]]]:
+        """(line, match) for every kept line whose text matches — for messages the grammar has no event
+        for (yet). Claimed lines are skipped unless `unclaimed=False`."""
+        for no, text in self.log.texts.items():
+            if unclaimed and no in self.claimed:
+                continue
+            m = pattern.search(text)
+            if m:
+                yield no, m
+
+    def raised(self) -> list[Raised]:
+        """Every exception the log shows, in file order: each exception of each traceback's chain
+        (the final one last) and lone exception lines that are not inside an assembled traceback."""
+        out: list[Raised] = []
+        covered: set[int] = set()
+        tbs = self.log.of(Traceback)
+        for tb in tbs:
+            covered.update(range(tb.line, (tb.end_line or tb.line) + 1))
+            for etype, msg in tb.chain:
+                out.append(Raised(tb, etype, msg, tb))
+            if tb.exc_type:
+                out.append(Raised(tb, tb.exc_type, tb.message, tb))
+        for e in self.log.of(ExceptionLine):
+            if e.line not in covered:
+                out.append(Raised(e, e.exc_type, e.message, None))
+        out.sort(key=lambda r: r.event.line)
+        return out
+
+    def traceback_text(self, tb: Traceback) -> str:
+        """All kept text lines of a traceback record, joined (its frames, sources and messages)."""
+        return "\n".join(self.log.texts.get(n, "") for n in range(tb.line, (tb.end_line or tb.line) + 1))
+
+    # ------------------------------------------------------------------ building findings
 
     def finding(
         self,
@@ -45,12 +130,19 @@ class RuleContext:
         claim: bool = True,
     ) -> Finding:
         """A finding of rule `name` whose evidence is the line ranges of `events` (and `lines`:
-        extra (first, last) ranges). Evidence texts are filled in by the engine."""
+        extra (first, last) ranges). Evidence texts are filled in by the engine.
+
+        With `claim` (the default) every line of the events and ranges is marked as explained, so
+        fallback rules and `unclaimed()` skip them."""
         rule = REGISTRY[name]
         ranges = [(e.line, e.end_line or e.line) for e in events] + list(lines)
         evidence = [Evidence(self.log.path, a, b) for a, b in sorted(set(ranges))]
         if ranks is None:
             ranks = sorted({e.rank for e in events if e.rank})
+        if fingerprint is None:
+            tbs = [e for e in events if isinstance(e, Traceback)]
+            if tbs:
+                fingerprint = traceback_fingerprint(tbs[0])
         f = Finding(
             code=rule.code,
             name=rule.name,
@@ -66,6 +158,9 @@ class RuleContext:
             fingerprint=fingerprint,
         )
         if claim:
-            f.claims = {e.line for e in events}
-            self.claimed |= f.claims
+            claims: set[int] = set()
+            for a, b in ranges:
+                claims.update(range(a, b + 1))
+            f.claims = claims
+            self.claimed |= claims
         return f

@@ -46,7 +46,7 @@ def _extra_name(key: str) -> str:
 
 
 def _number(value: str) -> float | None:
-    value = value.strip()
+    value = value.strip().rstrip(",").strip()
     if value.endswith("%"):
         value = value[:-1]
     try:
@@ -56,20 +56,23 @@ def _number(value: str) -> float | None:
 
 
 def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
-    """Split a stats body into fields. Numbers as floats (ints where the field is a count)."""
+    """Split a stats body into fields: known keys to fields (counts as ints), graph flags to
+    `cuda_graph`, every other numeric item to `extra` under a normalised name. Hot: keep it lean."""
     kw: dict[str, Any] = {}
     extra: dict[str, float] = {}
     for item in body.rstrip(", ").split(", "):
         key, sep, value = item.partition(": ")
         if not sep:
-            continue
+            continue  # an empty trailing item, or a cut last item without its value
         name = known.get(key)
         if name is not None:
-            num = _number(value)
-            if num is not None:
-                kw[name] = int(num) if key[0] == "#" else num
+            try:
+                num = float(value)
+            except ValueError:
+                continue
+            kw[name] = int(num) if key[0] == "#" else num
         elif key in _GRAPH_KEYS:
-            kw["cuda_graph"] = value.strip() == "True"
+            kw["cuda_graph"] = value == "True"
             if key != "cuda graph":
                 extra["graph_device_" + key.split()[0]] = 1.0
         else:

@@ -1,0 +1,62 @@
+"""The fast path (regexes compiled from the grammar) gives exactly the LALR parser's events."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from logparse.events import EVENT_CLASSES, BenchOneBatchResult, BenchServingResult, Traceback, Unparsed
+from logparse.grammar import get_parser
+from logparse.reader import ReadReport, read_lines
+from logparse.resources import grammar_text
+from tests.conftest import CORPUS, FIXTURES
+
+FILES = sorted(CORPUS.glob("**/*.log")) + sorted(FIXTURES.glob("**/*.log"))
+
+
+@pytest.fixture(scope="module")
+def parser():  # type: ignore[no-untyped-def]
+    return get_parser(strict=True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(p.parents[1])) for p in FILES])
+def test_fast_path_equals_lalr(parser, path: Path) -> None:  # type: ignore[no-untyped-def]
+    report = ReadReport(path=str(path))
+    mismatches = []
+    fast_hits = 0
+    for no, text, _wrapper in read_lines(str(path), report):
+        fast = parser.fast.parse(text)
+        lalr = parser.parse_lalr(text)
+        if fast is not None:
+            fast_hits += 1
+            if fast != lalr:
+                mismatches.append(f"line {no}: fast={fast!r}\n   lalr={lalr!r}\n   text={text!r}")
+        assert parser.parse(text) == lalr
+    assert not mismatches, "\n".join(mismatches[:5])
+
+
+def test_fast_path_covers_the_hot_shapes(parser) -> None:  # type: ignore[no-untyped-def]
+    """The lines that dominate real logs must not fall back to LALR (that is the point of it)."""
+    hot = [
+        "[2026-03-07 15:31:10 TP0] Decode batch, #running-req: 32, #token: 25316, token usage: 0.06, "
+        "cuda graph: True, gen throughput (token/s): 2876.45, #queue-req: 0",
+        "[2026-04-05 10:00:00 TP0] Prefill batch, #new-seq: 1, #new-token: 1024, #cached-token: 0, token usage: 0.01, "
+        "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): 88.41",
+        '[2026-02-26 16:40:58] INFO:     127.0.0.1:43092 - "GET /health HTTP/1.1" 200 OK',
+    ]
+    for line in hot:
+        assert parser.fast.parse(line) is not None, line
+
+
+def test_every_alias_is_an_event_class() -> None:
+    """Grammar aliases and event classes match one to one (records and Unparsed have no alias)."""
+    aliases = set(re.findall(r"->\s*([a-z_][a-z0-9_]*)", grammar_text()))
+    envelope = {a for a in aliases if a.endswith("_prefix")}
+    produced = aliases - envelope
+    unknown = produced - set(EVENT_CLASSES)
+    assert not unknown, f"aliases without an event class: {sorted(unknown)}"
+    records = {c.kind for c in (Traceback, BenchServingResult, BenchOneBatchResult, Unparsed)}
+    orphans = set(EVENT_CLASSES) - produced - records
+    assert not orphans, f"event classes no grammar rule produces: {sorted(orphans)}"
