@@ -11,7 +11,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
@@ -166,37 +166,50 @@ def events(path: str, kind: str, fmt: str, jobs: int) -> None:
     out.write(sio.getvalue())
 
 
-def _register_optional(name: str, loader: Callable[[], Any]) -> None:
-    """Commands from later modules (rules, check, report) register themselves if present."""
+# Commands defined in other modules, imported only when used: `logdiag analyze` must not pay
+# for importing the rule catalog's documentation tools, the CI gate or the report renderer.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "rules": ("logparse.cli_rules", "rules_command"),
+    "rule": ("logparse.cli_rules", "rule_command"),
+    "check": ("logparse.cli_check", "check"),
+    "report": ("logparse.cli_report", "report"),
+}
+
+
+def _lazy_command(name: str) -> click.Command | None:
+    import importlib
+
+    module, attr = LAZY_COMMANDS[name]
     try:
-        command = loader()
-    except ImportError:
-        return
-    main.add_command(command, name)
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        return None
 
 
-def _rules_commands() -> Any:
-    from logparse.cli_rules import rule_command, rules_command
-
-    main.add_command(rule_command, "rule")
-    return rules_command
+_base_list, _base_get = main.list_commands, main.get_command
 
 
-def _check_command() -> Any:
-    from logparse.cli_check import check
-
-    return check
-
-
-def _report_command() -> Any:
-    from logparse.cli_report import report
-
-    return report
+def _list_commands(ctx: click.Context) -> list[str]:
+    names = set(_base_list(ctx))
+    names.update(n for n in LAZY_COMMANDS if _module_exists(LAZY_COMMANDS[n][0]))
+    return sorted(names)
 
 
-_register_optional("rules", _rules_commands)
-_register_optional("check", _check_command)
-_register_optional("report", _report_command)
+def _get_command(ctx: click.Context, name: str) -> click.Command | None:
+    command = _base_get(ctx, name)
+    if command is None and name in LAZY_COMMANDS:
+        command = _lazy_command(name)
+    return command
+
+
+def _module_exists(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+main.list_commands = _list_commands  # type: ignore[method-assign]
+main.get_command = _get_command  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,6 @@ across files), `render/check_json.build_report` to score, one renderer out, an e
 from __future__ import annotations
 
 import glob
-import inspect
 import os
 import sys
 import time
@@ -18,7 +17,14 @@ from typing import Any, NoReturn, TextIO
 import click
 
 from logparse.baseline import Baseline, BaselineError, load_baseline
-from logparse.config import FAIL_ON, Config, ConfigError, load_config, split_selectors, validate_selectors
+from logparse.config import (
+    FAIL_ON,
+    Config,
+    ConfigError,
+    load_config,
+    split_selectors,
+    validate_selectors,
+)
 from logparse.render.check_json import CheckReport, FileResult, build_report, display_path
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -77,28 +83,14 @@ paths masked, so they survive reruns and line shifts.
 # --------------------------------------------------------------------------------------------
 
 
-def _engine_takes_config() -> bool:
-    from logparse import engine
-
-    params = inspect.signature(engine.analyze).parameters
-    return "config" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
 def analyze_file(path: str, thresholds: dict[str, dict[str, Any]] | None = None, jobs: int = 1) -> FileResult:
-    """Analyze one file and keep only what check needs (the parsed log stays in the worker)."""
+    """Analyze one file and keep only what check needs (the parsed log stays in the worker).
+    `thresholds` ({rule name: {key: value}}) reach the rules as `ctx.threshold(rule, key, default)`."""
     from logparse import engine
 
-    if thresholds and _engine_takes_config():
-        analysis = engine.analyze(path, jobs=jobs, config=thresholds)  # type: ignore[call-arg]
-    else:
-        # TODO(lead): thresholds reach the rules once the engine takes them:
-        #   engine.analyze(path, *, jobs=1, config=None) -> analyze_log(log, config=config)
-        #   -> run_rules(analysis, config=config) -> RuleContext(config=config)
-        # where config = {rule name: {threshold key: value}} (Config.thresholds). Until then the
-        # command warns that thresholds are not applied (see _warn_unapplied_thresholds).
-        analysis = engine.analyze(path, jobs=jobs)
+    analysis = engine.analyze(path, jobs=jobs, config=thresholds or None)
     return FileResult(path=path, findings=list(analysis.findings), outcome=analysis.outcome,
-                      root_cause=analysis.root_cause)
+                      root_cause=analysis.root_cause, rule_errors=list(getattr(analysis, "rule_errors", [])))
 
 
 class Progress:
@@ -218,10 +210,12 @@ def _write(path: str, text: str, what: str) -> None:
         fail(f"cannot write {what} {path}: {err.strerror or err}")
 
 
-def _warn_unapplied_thresholds(config: Config) -> None:
-    if config.thresholds and not _engine_takes_config():
-        click.echo("logdiag: warning: [tool.logdiag.thresholds] not applied: this logdiag's engine does not "
-                   "take rule thresholds yet", err=True)
+def _warn_rule_errors(results: Sequence[FileResult]) -> None:
+    """A rule that crashed leaves the analysis incomplete: say so (stderr), do not hide it."""
+    for res in results:
+        for err in res.rule_errors:
+            click.echo(f"logdiag: warning: {display_path(res.path)}: rule {err} (a bug in logdiag; "
+                       "rerun with LOGDIAG_DEBUG=1 for the traceback)", err=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,9 +313,9 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
     config, threshold = _settings(config_file, select, ignore, fail_on)
     baseline = _load_baseline(baseline_file or config.baseline)
     files = resolve_inputs(tuple(expand_globs(paths)))
-    _warn_unapplied_thresholds(config)
 
     results = run_all(files, config.thresholds, jobs, Progress(len(files)))
+    _warn_rule_errors(results)
     report = build_report(results, config, threshold, baseline)
 
     text = render(report, fmt)

@@ -274,7 +274,7 @@ def parse_config(table: Mapping[str, Any], source: str, prefix: str) -> Config:
             elif key == "baseline":
                 if not isinstance(value, str) or not value:
                     raise ConfigError(f"'{where}' must be a file path (a string)")
-                cfg.baseline = str((Path(source).parent / value)) if not os.path.isabs(value) else value
+                cfg.baseline = str(Path(source).parent / value) if not os.path.isabs(value) else value
             elif key == "severity":
                 if not isinstance(value, Mapping):
                     raise ConfigError(f"'{where}' must be a table of rule = \"error\" | \"warning\" | \"info\"")

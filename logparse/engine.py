@@ -81,7 +81,10 @@ INFRA_PATHS = frozenset({"/health", "/health_generate", "/model_info", "/get_mod
                          "/get_server_info", "/v1/models", "/metrics", "/flush_cache", "/get_load", "/v1/loads",
                          "/ping", "/start_profile", "/stop_profile"})
 WARMUP_PROMPT = "The capital city of France is"
-MAX_GROUPED_EVIDENCE = 64  # evidence ranges kept for a grouped finding (the first occurrence in full)
+_LOGGED_REQUEST = re.compile(r"(?:^|\] )(?:Receive|Finish): obj=|\"event\": \"request\.(?:received|finished)\"")
+MAX_GROUPED_EVIDENCE = 64
+# A rule may put this placeholder in a message: the engine puts " on TP0–TP7 (8 times)" there.
+WHERE = "{where}"  # evidence ranges kept for a grouped finding (the first occurrence in full)
 
 
 @dataclass
@@ -144,9 +147,14 @@ def execute(analysis: Analysis, rules: Sequence[Any], config: Any = None) -> Non
 
     ctx = RuleContext(analysis.log, analysis.views, config=thresholds_of(config))
     raw: list[Finding] = []
-    specific = sorted((r for r in rules if not r.fallback), key=lambda r: r.code)
-    fallbacks = sorted((r for r in rules if r.fallback), key=lambda r: r.code)
-    for group in (specific, fallbacks):
+    # Specific rules, then fallbacks (on what no specific rule claimed), then the rules that read
+    # the other rules' findings (`needs=("findings", …)`: e.g. startup-stalled, which only speaks
+    # when nothing else explains the end of the log).
+    last = sorted((r for r in rules if "findings" in r.needs), key=lambda r: r.code)
+    rest = [r for r in rules if "findings" not in r.needs]
+    specific = sorted((r for r in rest if not r.fallback), key=lambda r: r.code)
+    fallbacks = sorted((r for r in rest if r.fallback), key=lambda r: r.code)
+    for group in (specific, fallbacks, last):
         for r in group:
             raw.extend(_run_one(r, ctx, analysis))
             ctx.findings = list(raw)
@@ -231,14 +239,18 @@ def _group_key(f: Finding) -> tuple[str, str, bool]:
 
 def group_findings(findings: list[Finding]) -> list[Finding]:
     """Merge findings with the same name and fingerprint (the same traceback on TP0–TP7, the same
-    warning per request) into one: ranks merged, occurrences counted, the message says where."""
+    warning per request) into one: ranks merged, occurrences counted, the message says where —
+    at the `{where}` placeholder if the rule's message has one, else at the end."""
     groups: dict[tuple[str, str, bool], list[Finding]] = {}
     for f in findings:
         groups.setdefault(_group_key(f), []).append(f)
     out: list[Finding] = []
     for members in groups.values():
         if len(members) == 1:
-            out.append(members[0])
+            f = members[0]
+            if WHERE in f.message:
+                f.message = f.message.replace(WHERE, f" on {rank_range(f.ranks)}" if f.ranks else "")
+            out.append(f)
             continue
         members.sort(key=lambda f: f.first_line)
         first = members[0]
@@ -256,12 +268,17 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
                     seen.add(key)
                     evidence.append(Evidence(ev.file, ev.line, ev.line))
         evidence.sort(key=lambda e: (e.line, e.end_line))
-        where = f"on {rank_range(ranks)}, " if ranks else ""
+        if WHERE in first.message:
+            place = f" on {rank_range(ranks)} ({count} times)" if ranks else f" ({count} times)"
+            message = first.message.replace(WHERE, place)
+        else:
+            where = f"on {rank_range(ranks)}, " if ranks else ""
+            message = f"{first.message} ({where}{count} times)"
         merged = Finding(
             code=first.code,
             name=first.name,
             severity=min((f.severity for f in members), key=lambda s: SEVERITY_ORDER.get(s, 3)),
-            message=f"{first.message} ({where}{count} times)",
+            message=message,
             remedy=first.remedy,
             family=first.family,
             evidence=evidence,
@@ -361,14 +378,14 @@ def decide_outcome(analysis: Analysis, segments: list[tuple[int, int]] | None = 
         # An error or a consequence with no visible crash (a sizing warning, a peer's reset): the
         # excerpt does not show whether the run went on, crashed or stopped.
         return None
-    ready_line = _ready_line(log, start, end)
-    traffic = _traffic_line(log, start, end)
-    if ready_line is not None or traffic is not None:
-        after = min(x for x in (ready_line, traffic) if x is not None)
+    ready = ready_line(log, start, end)
+    traffic = traffic_line(log, start, end)
+    if ready is not None or traffic is not None:
+        after = min(x for x in (ready, traffic) if x is not None)
         if _shutdown_after(log, after, end):
             return "stopped"
         return "serving" if traffic is not None else "ready"
-    if _startup_evidence(log, start, end):
+    if startup_evidence(log, start, end):
         return "incomplete"
     return None
 
@@ -385,17 +402,23 @@ def _crash_line(log: ParsedLog, failing: list[Finding], root: Finding | None, st
     for e in log.events:
         if isinstance(e, (Traceback, ExceptionLine)) and _in(e, start, end) and e.line in claimed:
             lines.append(e.line)
+        elif isinstance(e, Traceback) and _in(e, start, end) and _fatal_traceback(e):
+            lines.append(e.line)
     for f in failing:
         if f.name in CRASH_NAMES:
             lines.append(f.first_line)
     return min(lines) if lines else None
 
 
-def _crash_traceback(log: ParsedLog, f: Finding | None) -> Traceback | None:
-    if f is None:
-        return None
+def _fatal_traceback(tb: Traceback) -> bool:
+    """A traceback that ends a process even when no rule explains it: printed by a process's crash
+    handler (`Scheduler hit an exception`, `Process SpawnProcess-1:`) or raised during startup."""
+    return bool(tb.process) or traceback_phase(tb) == "startup"
+
+
+def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback | None:
     for tb in log.of(Traceback):
-        if tb.line in f.claims:
+        if (tb.line in f.claims) if f is not None else (tb.line <= crash <= (tb.end_line or tb.line)):
             return tb
     return None
 
@@ -432,26 +455,26 @@ def _name_stage(f: Finding | None) -> str:
 def _crash_outcome(analysis: Analysis, root: Finding | None, failing: list[Finding], crash: int,
                    start: int, end: int) -> str | None:
     log = analysis.log
-    cause = root or min(failing, key=lambda f: f.first_line)
-    stage = crash_stage(_crash_traceback(log, cause))
+    cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
+    stage = crash_stage(_crash_traceback(log, cause, crash))
     hint = _name_stage(cause)
     if stage == "startup" or (stage == "unknown" and hint == "startup"):
         return "crashed-at-startup"
     served = hint == "served"
     if not served:
-        ready = _ready_line(log, start, crash)
-        traffic = _traffic_line(log, start, crash)
+        ready = ready_line(log, start, crash)
+        traffic = traffic_line(log, start, crash)
         served = ready is not None or traffic is not None
     if served:
         return "crashed-while-serving"
     if stage == "serving":
         return None  # the request loop's first batch may have been the warmup request
-    if _startup_evidence(log, start, end):
+    if startup_evidence(log, start, end):
         return "crashed-at-startup"
     return None
 
 
-def _ready_line(log: ParsedLog, start: int, end: int) -> int | None:
+def ready_line(log: ParsedLog, start: int, end: int) -> int | None:
     for e in log.events:
         if not _in(e, start, end):
             continue
@@ -462,7 +485,7 @@ def _ready_line(log: ParsedLog, start: int, end: int) -> int | None:
     return None
 
 
-def _traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
+def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     """The first line that shows real (user) traffic: decode stats, prefill stats beyond SGLang's
     single warmup prefill, retraction, requests to user endpoints, logged user requests."""
     found: list[int] = []
@@ -494,6 +517,12 @@ def _traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         if _in(e, start, end) and e.code in ("request-received", "request-finished") and WARMUP_PROMPT not in e.text:
             found.append(e.line)
             break
+    else:
+        # --log-requests lines the grammar keeps as text only (`Receive: obj=GenerateReqInput(…)`).
+        for n, text in log.texts.items():
+            if start <= n <= end and _LOGGED_REQUEST.search(text) and WARMUP_PROMPT not in text:
+                found.append(n)
+                break
     return min(found) if found else None
 
 
@@ -512,7 +541,7 @@ def _shutdown_after(log: ParsedLog, line: int, end: int) -> bool:
     return False
 
 
-def _startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
+def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     for e in log.events:
         if not _in(e, start, end):
             continue

@@ -147,22 +147,16 @@ class _Alternative:
 
 class _Dispatcher:
     """Finds the first terminal at a position the way lark's lexer does: among the acceptable
-    terminals, the first in lark's order that matches. Split by first character for speed."""
+    terminals, the first in lark's order that matches. Split by first character for speed, and
+    compiled lazily: a log uses a small part of the grammar, and compiling all of it up front
+    would dominate the start-up of a short run."""
 
-    def __init__(self, terms: list[Any]) -> None:
-        ordered = sorted(terms, key=_lexer_order)
-        by_char: dict[str, list[Any]] = defaultdict(list)
-        anywhere: list[Any] = []
-        firsts = {t.name: _first_chars(t.pattern.to_regexp()) for t in ordered}
-        chars = set().union(*(f for f in firsts.values() if f is not None))
-        for t in ordered:
-            f = firsts[t.name]
-            if f is None:
-                anywhere.append(t)
-        for c in chars:
-            by_char[c] = [t for t in ordered if firsts[t.name] is None or c in firsts[t.name]]  # type: ignore[operator]
-        self._by_char = {c: self._compile(ts) for c, ts in by_char.items()}
-        self._default = self._compile(anywhere)
+    def __init__(self, terms: list[Any], firsts: dict[str, frozenset[str] | None]) -> None:
+        self._ordered = sorted(terms, key=_lexer_order)
+        self._firsts = {t.name: firsts.get(t.name) for t in self._ordered}
+        self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
+        self._by_char: dict[str, re.Pattern[str] | None] = {}
+        self._default = self._compile([t for t in self._ordered if self._firsts[t.name] is None])
 
     @staticmethod
     def _compile(terms: list[Any]) -> re.Pattern[str] | None:
@@ -170,22 +164,33 @@ class _Dispatcher:
             return None
         return re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms))
 
-    def match(self, text: str, pos: int) -> re.Match[str] | None:
-        scanner = self._by_char.get(text[pos : pos + 1], self._default)
-        if scanner is None:
-            return None
-        return scanner.match(text, pos)
+    def scanner(self, char: str) -> re.Pattern[str] | None:
+        try:
+            return self._by_char[char]
+        except KeyError:
+            pass
+        if char in self._chars:
+            terms = [t for t in self._ordered if self._firsts[t.name] is None or char in self._firsts[t.name]]  # type: ignore[operator]
+            scanner = self._compile(terms)
+        else:
+            scanner = self._default
+        self._by_char[char] = scanner
+        return scanner
 
 
 class FastPath:
     """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
 
-    def __init__(self, lark: Lark, transformer: Transformer) -> None:
+    def __init__(self, lark: Lark, transformer: Transformer, firsts: dict[str, frozenset[str] | None] | None = None) -> None:
         terminals = {t.name: t for t in lark.terminals}
+        self._terminals = terminals
         rules_by_origin: dict[str, list[Any]] = defaultdict(list)
         for rule in lark.rules:
             rules_by_origin[rule.origin.name].append(rule)
         self._callback = lambda name: getattr(transformer, name)
+        if firsts is None:
+            firsts = first_char_table(lark)
+        self.firsts = firsts
 
         first = _first_sets(rules_by_origin)
         self._line = getattr(transformer, "line")
@@ -195,13 +200,26 @@ class FastPath:
             (sym,) = rule.expansion
             self._prefix[sym.name] = self._callback(rule.alias or rule.origin.name)
         msg_first = first["message"]
-        self._start = _Dispatcher([terminals[n] for n in set(self._prefix) | msg_first])
-        self._after_prefix = _Dispatcher([terminals[n] for n in msg_first])
-        self._alts: dict[str, list[_Alternative]] = defaultdict(list)
+        self._start = _Dispatcher([terminals[n] for n in set(self._prefix) | msg_first], firsts)
+        self._after_prefix = _Dispatcher([terminals[n] for n in msg_first], firsts)
+        # Flat rules by first terminal; compiled on first use (see _Dispatcher).
+        self._rules: dict[str, list[Any]] = defaultdict(list)
         for rule in _flat_rules(rules_by_origin, "message"):
-            self._alts[rule.expansion[0].name].append(self._compile(rule, terminals))
-        self.alternatives = sum(len(v) for v in self._alts.values())
+            self._rules[rule.expansion[0].name].append(rule)
+        self._alts: dict[str, list[_Alternative]] = {}
+        self.alternatives = sum(len(v) for v in self._rules.values())
         self._env_cache: dict[str, Any] = {}
+
+    def compile_all(self) -> None:
+        """Compile every alternative now (tests use it to check that all of them compile)."""
+        for name in self._rules:
+            self._alternatives(name)
+
+    def _alternatives(self, name: str) -> list[_Alternative]:
+        alts = self._alts.get(name)
+        if alts is None:
+            alts = self._alts[name] = [self._compile(r, self._terminals) for r in self._rules.get(name, ())]
+        return alts
 
     def _compile(self, rule: Any, terminals: dict[str, Any]) -> _Alternative:
         if rule.options.empty_indices:
@@ -222,8 +240,7 @@ class FastPath:
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
-        start = self._start
-        scanner = start._by_char.get(text[:1], start._default)
+        scanner = self._start.scanner(text[:1])
         if scanner is None:
             return None
         m = scanner.match(text)
@@ -242,20 +259,27 @@ class FastPath:
                     self._env_cache.clear()
                 env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
             pos = m.end()
-            after = self._after_prefix
-            scanner = after._by_char.get(text[pos : pos + 1], after._default)
+            scanner = self._after_prefix.scanner(text[pos : pos + 1])
             if scanner is None:
                 return None
             m = scanner.match(text, pos)
             if m is None:
                 return None
             name = m.lastgroup
-        for alt in self._alts.get(name, ()):  # type: ignore[arg-type]
+        alts = self._alts.get(name)  # type: ignore[arg-type]
+        if alts is None:
+            alts = self._alternatives(name)  # type: ignore[arg-type]
+        for alt in alts:
             mm = alt.regex.fullmatch(text, pos)
             if mm is not None:
                 partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
                 return self._line([env, partial] if pos else [partial])
         return None
+
+
+def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
+    """First characters of every terminal (regex analysis; cached on disk with the grammar)."""
+    return {t.name: _first_chars(t.pattern.to_regexp()) for t in lark.terminals}
 
 
 def _first_sets(rules_by_origin: dict[str, list[Any]]) -> dict[str, set[str]]:
@@ -294,7 +318,7 @@ class LineParser:
 
     def __init__(self, transformer: Transformer, *, strict: bool = False, fast: bool = True) -> None:
         self.lark = build_lark(transformer, strict=strict)
-        self.fast = FastPath(self.lark, transformer) if fast else None
+        self.fast = FastPath(self.lark, transformer, _cached_firsts(self.lark, strict)) if fast else None
         self._parse = self.lark.parse
 
     def parse(self, text: str) -> ParsedLine:
@@ -309,6 +333,32 @@ class LineParser:
             return self._parse(text, start="line")  # type: ignore[no-any-return]
         except LarkError:
             return self._parse(text, start="unparsed_line")  # type: ignore[no-any-return]
+
+
+def _cached_firsts(lark: Lark, strict: bool) -> dict[str, frozenset[str] | None]:
+    """The first-character table, from the per-user cache when it matches this grammar."""
+    import pickle
+
+    cache = _cache_path(grammar_text(), strict)
+    path = f"{cache}.firsts" if cache else None
+    if path and os.path.exists(path):
+        try:
+            with open(path, "rb") as fh:
+                table = pickle.load(fh)
+            if isinstance(table, dict) and set(table) == {t.name for t in lark.terminals}:
+                return table
+        except (OSError, pickle.PickleError, EOFError, AttributeError):
+            pass
+    table = first_char_table(lark)
+    if path:
+        try:
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                pickle.dump(table, fh)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return table
 
 
 _PARSERS: dict[tuple[bool, bool], LineParser] = {}

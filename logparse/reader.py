@@ -225,16 +225,18 @@ def _gunzip_head(first: bytes, read: Callable[[int], bytes]) -> bytes | None:
     d = zlib.decompressobj(31)
     data = first
     out = b""
-    fed = 0
+    fed = len(first)
     try:
         while len(out) < _SNIFF_BYTES:
             if not data:
+                # Stop at the end of the first member, or when 1 MiB of input gave too little
+                # text to judge (an odd stream; read_lines will still read it all).
                 if d.eof or fed > 16 * _SNIFF_BYTES:
                     break
                 data = read(_SNIFF_BYTES)
                 if not data:
                     break
-            fed += len(data)
+                fed += len(data)
             out += d.decompress(data, _SNIFF_BYTES - len(out))
             data = d.unconsumed_tail
     except zlib.error:

@@ -173,6 +173,10 @@ class TracebackAssembler:
         """How many Unparsed lines were absorbed into a traceback (as exception-message continuation lines)."""
         return self._claimed
 
+    def pending(self) -> int:
+        """How many records are open right now (at most one per stream)."""
+        return len(self._open)
+
     def finish(self) -> list[Event]:
         """Close all open records at end of input (a record without its exception line is `cut`)."""
         out: list[Event] = []

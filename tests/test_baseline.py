@@ -1,5 +1,7 @@
 """Baselines: fingerprints that survive reruns (timestamps, line shifts, ranks), and the CLI round trip."""
 
+# ruff: noqa: F811 — the shared fixtures of tests/test_check.py are imported, then requested by name
+
 from __future__ import annotations
 
 import json
@@ -14,8 +16,8 @@ from tests.test_check import OK_LINE, fake, logs, run, write, zz_rules  # noqa: 
 TB = [
     "[2026-01-05 10:00:01 TP3] Scheduler hit an exception: Traceback (most recent call last):",
     '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2571, in run',
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 3 has a total capacity of "
-    "79.10 GiB of which 1.20 GiB is free. Process 41735 has 77.88 GiB memory in use.",
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 3 has a total capacity of "
+     "79.10 GiB of which 1.20 GiB is free. Process 41735 has 77.88 GiB memory in use."),
 ]
 
 

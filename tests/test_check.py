@@ -172,7 +172,7 @@ def test_help_documents_exit_codes() -> None:
     text = r.stdout
     for code, words in (("0", "no finding at or above --fail-on"), ("1", "findings at or above --fail-on"),
                         ("2", "usage, input, configuration or baseline error")):
-        assert re.search(rf"^\s+{code}\s+{re.escape(words)}", text, re.M), (code, text)
+        assert re.search(rf"^\s+{code}\s+{re.escape(words)}", text, re.MULTILINE), (code, text)
     for option in ("--fail-on", "--select", "--ignore", "--format", "--output", "--exit-zero", "--jobs",
                    "--config", "--baseline", "--write-baseline"):
         assert option in text
@@ -486,7 +486,7 @@ def test_analyze_file_passes_thresholds_when_the_engine_takes_them(monkeypatch: 
     calls: list[dict[str, Any]] = []
 
     class _A:
-        findings: list[Finding] = []
+        findings: tuple[Finding, ...] = ()
         outcome = "ready"
         root_cause = None
 
@@ -525,3 +525,43 @@ def test_real_engine_on_a_corpus_log(tmp_path: Path, monkeypatch: pytest.MonkeyP
         text = (tmp_path / f["path"]).read_text(errors="replace").splitlines()
         for ev in f["evidence"]:
             assert ev["text"].strip() and ev["text"].strip() in text[ev["line"] - 1], (f["name"], ev)
+
+
+def test_thresholds_reach_the_real_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """[tool.logdiag.thresholds] changes what a metric rule decides (dev-031: mean accept len 2.49)."""
+    from logparse.config import threshold_keys
+    from logparse.rules import lookup
+    from tests.conftest import CORPUS
+
+    r = lookup("spec-low-acceptance")
+    if r is None or "min_accept_len" not in threshold_keys(r):
+        pytest.skip("spec-low-acceptance with a min_accept_len threshold is not in the catalog")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.log").write_bytes((CORPUS / "dev-031.log").read_bytes())
+
+    def fired(limit: float) -> bool:
+        extra = {"min_token_acceptance": 0.0} if "min_token_acceptance" in threshold_keys(r) else {}
+        table = "".join(f"{k} = {v}\n" for k, v in {"min_accept_len": limit, **extra}.items())
+        (tmp_path / "pyproject.toml").write_text(f"[tool.logdiag.thresholds.spec-low-acceptance]\n{table}")
+        res = run("spec.log", "--format", "json", "--select", "spec-low-acceptance", "--fail-on", "warning")
+        assert res.exit_code in (0, 1), res.stderr
+        names = [f["name"] for f in json.loads(res.stdout)["findings"]]
+        assert res.exit_code == (1 if names else 0)
+        return "spec-low-acceptance" in names
+
+    assert fired(3.5)
+    assert not fired(1.2)
+
+
+def test_rule_errors_are_reported(monkeypatch: pytest.MonkeyPatch, logs: Path, zz_rules: Any) -> None:
+    def broken(path: str, thresholds: Any = None, jobs: int = 1) -> FileResult:
+        res = fake_analyze(path)
+        res.rule_errors = ["ZZT002 zz-test-saturated: KeyError: 'x'"]
+        return res
+
+    monkeypatch.setattr(cli_check, "analyze_file", broken)
+    r = run("logs/clean.log", "--format", "json")
+    assert r.exit_code == 0
+    assert r.stderr == ("logdiag: warning: logs/clean.log: rule ZZT002 zz-test-saturated: KeyError: 'x' "
+                        "(a bug in logdiag; rerun with LOGDIAG_DEBUG=1 for the traceback)\n")
+    assert json.loads(r.stdout)["files"][0]["rule_errors"] == ["ZZT002 zz-test-saturated: KeyError: 'x'"]

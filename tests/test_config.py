@@ -1,5 +1,7 @@
 """Configuration for `check`: discovery, validation (every error names the bad key), merging with the CLI."""
 
+# ruff: noqa: F811 — the shared fixtures of tests/test_check.py are imported, then requested by name
+
 from __future__ import annotations
 
 import json
@@ -8,10 +10,17 @@ from typing import Any
 
 import pytest
 
-from logparse.config import Config, ConfigError, find_config, load_config, selector_matches, threshold_keys
+from logparse.config import (
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+    selector_matches,
+    threshold_keys,
+)
 from logparse.events import Severity
 from logparse.rules import all_rules, lookup
-from tests.test_check import fake, logs, run, zz_rules, write  # noqa: F401 — fixtures
+from tests.test_check import fake, logs, run, zz_rules  # noqa: F401 — fixtures
 
 FULL = """
 [project]
@@ -99,8 +108,8 @@ def test_no_config_is_the_defaults(tmp_path: Path) -> None:
         ("[tool.logdiag.thresholds.no-such-rule]\nx = 1\n",
          "'tool.logdiag.thresholds.no-such-rule': unknown rule 'no-such-rule'"),
         ("[tool.logdiag.thresholds.zz-test-saturated]\ntoken_usag = 0.9\n",
-         "unknown threshold 'tool.logdiag.thresholds.zz-test-saturated.token_usag' "
-         "(zz-test-saturated takes: min_queue, token_usage)"),
+         ("unknown threshold 'tool.logdiag.thresholds.zz-test-saturated.token_usag' "
+          "(zz-test-saturated takes: min_queue, token_usage)")),
         ("[tool.logdiag.thresholds.zz-test-entrypoint]\nx = 1\n",
          "unknown threshold 'tool.logdiag.thresholds.zz-test-entrypoint.x' (zz-test-entrypoint takes: no thresholds)"),
         ("[tool.logdiag.thresholds.zz-test-saturated]\ntoken_usage = 'high'\n",
@@ -152,7 +161,7 @@ def test_discovered_config_drives_the_run(fake: None, logs: Path) -> None:
 
 def test_cli_select_replaces_and_ignore_extends(fake: None, logs: Path) -> None:
     (logs / "logdiag.toml").write_text('select = ["memory", "performance"]\nignore = ["zz-test-saturated"]\n')
-    names = lambda r: [f["name"] for f in json.loads(r.stdout)["findings"]]  # noqa: E731
+    names = lambda r: [f["name"] for f in json.loads(r.stdout)["findings"]]
     base = ("logs", "--format", "json", "--fail-on", "never")
     assert names(run(*base)) == ["zz-test-oom"]
     assert names(run(*base, "--select", "distributed,performance")) == ["zz-test-peer-failed"]

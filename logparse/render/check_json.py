@@ -41,6 +41,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     outcome: str | None = None
     root_cause: Finding | None = None
+    rule_errors: list[str] = field(default_factory=list)  # rules that raised on this file
 
 
 @dataclass
@@ -125,6 +126,7 @@ class CheckFile:
     path: str
     outcome: str | None
     items: list[CheckItem]
+    rule_errors: list[str] = field(default_factory=list)
 
     @property
     def root_cause(self) -> CheckItem | None:
@@ -212,7 +214,7 @@ def build_report(results: Sequence[FileResult], config: Config, fail_on: str,
             item.failing = not item.baselined and fails(sev, fail_on)
             items.append(item)
         items.sort(key=CheckItem.sort_key)
-        files.append(CheckFile(path=res.path, outcome=res.outcome, items=items))
+        files.append(CheckFile(path=res.path, outcome=res.outcome, items=items, rule_errors=list(res.rule_errors)))
     return CheckReport(files=files, rules=evaluated_rules(config, results), fail_on=fail_on,
                        baseline=baseline.path if baseline is not None else None)
 
@@ -239,6 +241,7 @@ def document(report: CheckReport) -> dict[str, Any]:
                                if f.root_cause is not None else None),
                 "findings": len(f.items),
                 "failing": sum(i.failing for i in f.items),
+                "rule_errors": sorted(f.rule_errors),
             }
             for f in report.files
         ],

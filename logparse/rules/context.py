@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 _QUOTED_ID = re.compile(r"'[0-9a-f]{16,}'")
+_FRAME_LINE = re.compile(r'^\s*File "')
 
 
 def mask_numbers(text: str) -> str:
@@ -114,6 +115,25 @@ class RuleContext:
 
     # ------------------------------------------------------------------ building findings
 
+    def _evidence_ranges(self, e: Event) -> list[tuple[int, int]]:
+        """The lines that show an event. A long traceback shows its header, its innermost frame and
+        its exception line(s) — the frames in between stay in the log (and in the finding's claims)."""
+        end = e.end_line or e.line
+        if not isinstance(e, Traceback) or end - e.line < 10:
+            return [(e.line, end)]
+        texts = self.log.texts
+        frames = [n for n in range(e.line, end + 1) if _FRAME_LINE.match(texts.get(n, ""))]
+        if not frames:
+            return [(e.line, end)]
+        last = frames[-1]
+        exc = next((n for n in range(last + 1, end + 1) if texts.get(n, "")[:1] not in (" ", "\t", "")), None)
+        out = [(e.line, min(e.line + 1, end) if e.line + 1 in frames else e.line), (last, min(last + 1, end))]
+        if exc is not None:
+            out.append((exc, end))
+        elif last + 2 <= end:
+            out.append((last + 2, end))
+        return out
+
     def finding(
         self,
         name: str,
@@ -136,9 +156,15 @@ class RuleContext:
         fallback rules and `unclaimed()` skip them."""
         rule = REGISTRY[name]
         ranges = [(e.line, e.end_line or e.line) for e in events] + list(lines)
-        evidence = [Evidence(self.log.path, a, b) for a, b in sorted(set(ranges))]
+        shown: list[tuple[int, int]] = []
+        for e in events:
+            shown.extend(self._evidence_ranges(e))
+        shown += list(lines)
+        evidence = [Evidence(self.log.path, a, b) for a, b in sorted(set(shown))]
         if ranks is None:
-            ranks = sorted({e.rank for e in events if e.rank})
+            from logparse.views import rank_key
+
+            ranks = sorted({e.rank for e in events if e.rank}, key=rank_key)
         if fingerprint is None:
             tbs = [e for e in events if isinstance(e, Traceback)]
             if tbs:

@@ -33,6 +33,7 @@ from logparse.findings import Finding
 from logparse.rules.context import Raised, RuleContext, mask_numbers
 from logparse.rules.registry import rule
 from logparse.timeline import startup_phases
+from logparse.views import rank_key
 
 # --------------------------------------------------------------------------- shared numbers
 
@@ -302,8 +303,10 @@ def kv_pool_advice(ctx: RuleContext, rank: str | None, current: float | None, re
     used = before - after
     need = used / before
     data["weights_fraction"] = round(need, 4)
-    steps = [f"weights take {before:.2f} − {after:.2f} = {used:.2f} GB of the {before:.2f} GB free before loading "
-             f"({need:.3f}); the KV pool gets avail_after − avail_before × (1 − f)"]
+    why = (f"the weights take {used:.2f} GB of the {before:.2f} GB free before loading ({need:.1%}), so "
+           f"--mem-fraction-static must be above {need:.3f} to leave any room for the KV cache")
+    steps = [f"KV pool = avail_after_weights − avail_before_weights × (1 − f) = {after:.2f} − {before:.2f} × (1 − f) GB, "
+             f"> 0 only for f > {used:.2f} / {before:.2f} = {need:.3f}"]
     target = need + 0.05  # room for a minimal pool beyond the weights
     if current is not None and profiled and requested:
         rest = after - before * (1 - current)
@@ -313,13 +316,15 @@ def kv_pool_advice(ctx: RuleContext, rank: str | None, current: float | None, re
             data["kv_bytes_per_token"] = round(per_token_gb * (1 << 30))
             steps.append(f"at f={current} that is {rest:.2f} GB for {profiled} tokens ({data['kv_bytes_per_token']} "
                          f"bytes/token), so {requested} tokens need f ≥ {(used + requested * per_token_gb) / before:.3f}")
+    else:
+        steps.append(f"plus 0.05 for a minimal pool: {need + 0.05:.3f}")
     if current is not None:
         target = max(target, current + 0.02)
     suggested = min(0.95, _round_up(target))
     data["suggested_mem_fraction_static"] = suggested
-    steps.append(f"suggested f = {suggested}")
+    steps.append(f"suggested f = {suggested}" + (" (capped at 0.95)" if suggested < _round_up(target) else ""))
     data["arithmetic"] = "; ".join(steps)
-    return suggested, data, steps[0]
+    return suggested, data, why
 
 
 def _pool_remedy(ctx: RuleContext, suggested: float | None, data: dict[str, Any]) -> str:
@@ -368,8 +373,8 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
         suggested, data, why = kv_pool_advice(ctx, e.rank, current, e.max_total_tokens, e.profiled)
         data.update(requested_max_total_tokens=e.max_total_tokens, profiled_max_total_tokens=e.profiled)
         negative = e.profiled <= 0
-        what = ("KV pool sizing failed: the profiled token budget is" if negative
-                else "KV pool smaller than requested: the profiled token budget is")
+        what = ("KV pool sizing failed{where}: the profiled token budget is" if negative
+                else "KV pool smaller than requested{where}: the profiled token budget is")
         message = f"{what} {e.profiled} (max_total_tokens={e.max_total_tokens} requested)" + (f"; {why}" if why else "")
         yield ctx.finding("kv-pool-no-room", message, _pool_remedy(ctx, suggested, data), events=[e], data=data,
                           severity=Severity.ERROR if negative else Severity.WARNING,
@@ -390,7 +395,7 @@ def _not_enough(ctx: RuleContext, ev: Event, text: str, lines: tuple[tuple[int, 
     current = _current_fraction(ctx, text)
     suggested, data, why = kv_pool_advice(ctx, ev.rank, current, None, None)
     stated = f" (--mem-fraction-static={current})" if current is not None else ""
-    message = f"Not enough memory for the KV pool after loading the weights{stated}" + (f": {why}" if why else "")
+    message = f"Not enough memory for the KV pool after loading the weights{{where}}{stated}" + (f": {why}" if why else "")
     return ctx.finding("kv-pool-no-room", message, _pool_remedy(ctx, suggested, data),
                        events=[] if lines else [ev], lines=lines, data=data, ranks=[ev.rank] if ev.rank else [])
 
@@ -562,7 +567,7 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     """
     retractions = ctx.log.of(Retraction)
     if retractions:
-        ranks = sorted({e.rank for e in retractions if e.rank})
+        ranks = sorted({e.rank for e in retractions if e.rank}, key=rank_key)
         total = sum(e.retracted or 0 for e in retractions)
         running = _running_before(ctx, retractions[0].line)
         remedy, data = _kv_room_remedy(ctx, running)
@@ -653,7 +658,8 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
 _MAMBA_FULL = re.compile(
     r"(?:mamba|ssm)\w*[ _](?:\w+[ _]){0,3}?(?:pool|cache|slots?|state)\w*[ _:]*(?:is |are )?(?:full|exhausted|"
     r"out of (?:memory|space|slots)|not enough|insufficient|no (?:free|available|more|space))"
-    r"|(?:no|not enough|insufficient) (?:free |available )?(?:mamba|ssm)\w* (?:slots?|state|cache|pool)"
+    r"|(?:no|not enough|insufficient) (?:free |available )?(?:(?:space|room|slots?) for (?:the )?)?(?:mamba|ssm)\w* "
+    r"(?:slots?|state|cache|pool)"
     r"|ping[-_ ]?pong\w*[ _](?:\w+[ _]){0,3}?(?:full|exhausted|not enough|no (?:free|available))", re.I)
 _LEAK = re.compile(r"leak detected", re.I)
 
@@ -693,8 +699,10 @@ def mamba_pool_exhausted(ctx: RuleContext) -> Iterator[Finding]:
             for f in r.traceback.frames)
         if _MAMBA_FULL.search(r.text) or mamba_frames:
             seen.add(r.event.line)
-            yield ctx.finding("mamba-pool-exhausted", f"Mamba state pool exhausted: {r.exc_type}: {r.message.strip()[:200]}",
-                              remedy, events=[r.event], data=dict(data))
+            stated = re.search(r"mamba_pool\.size=(\d+)", r.text)
+            fix, info = _mamba_remedy(ctx, int(stated.group(1))) if stated and not size else (remedy, data)
+            yield ctx.finding("mamba-pool-exhausted", f"Mamba state pool exhausted{{where}}: {r.exc_type}: "
+                              f"{r.message.strip()[:200]}", fix, events=[r.event], data=dict(info))
     for no, m in list(ctx.texts_matching(_MAMBA_FULL)):
         if _LEAK.search(ctx.text(no)):
             continue
@@ -711,12 +719,23 @@ def mamba_pool_exhausted(ctx: RuleContext) -> Iterator[Finding]:
                               data={**data, "pinned_lines": len(pinned)})
 
 
+def _slots_per_request(ctx: RuleContext) -> float | None:
+    """Mamba slots one running request holds, from the decode stats (`mamba num` / `#running-req`)."""
+    d = ctx.log.decode
+    if "mamba_num" not in d.extra:
+        return None
+    num, running = d.column("mamba_num"), d.cols["running"]
+    ratios = [num[i] / running[i] for i in range(len(d)) if num[i] == num[i] and running[i] == running[i] and running[i] > 0]
+    return max(ratios) if ratios else None
+
+
 def _mamba_remedy(ctx: RuleContext, size: int | None) -> tuple[str, dict[str, Any]]:
     if size:
-        cap = max(1, size // 2) if ctx.views.arg("speculative_algorithm") else max(1, size - 1)
-        return (f"`--max-running-requests {cap}` (the mamba pool has {size} slots) or a larger pool "
-                "(`--max-mamba-cache-size`, `--mamba-full-memory-ratio`)"), {"max_mamba_cache_size": size,
-                                                                              "suggested_max_running_requests": cap}
+        per = _slots_per_request(ctx) or (2.0 if ctx.views.arg("speculative_algorithm") else 1.0)
+        cap = max(1, int(size / per * 0.9))
+        data = {"max_mamba_cache_size": size, "slots_per_request": round(per, 2), "suggested_max_running_requests": cap}
+        return (f"`--max-running-requests {cap}` (the mamba pool has {size} slots, about {per:.1f} per running request) "
+                "or a larger pool (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`)"), data
     return ("raise the mamba pool size (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`) or lower "
             "`--max-running-requests`"), {}
 

@@ -1,3 +1,182 @@
-"""Rules of the 'performance' family (see shared/diagnoses.md)."""
+"""Rules of the 'performance' family (see shared/diagnoses.md): decode steps that run without CUDA
+graphs, and a KV cache that is full while requests queue."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.events import CaptureBatchSizes, KnownMessage, SchedulerLimits, Severity
+from logparse.findings import Finding
+from logparse.rules.context import RuleContext
+from logparse.rules.registry import rule
+
+
+def round_bs(n: int) -> int:
+    """A capture batch size covering n: SGLang's lists step by 8 up to 256 and by 16 above."""
+    if n <= 8:
+        return 1 << max(0, math.ceil(math.log2(max(n, 1))))
+    step = 8 if n <= 256 else 16
+    return int(math.ceil(n / step) * step)
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+
+
+@rule(code="PERF001", name="cuda-graph-not-used", family="performance", severity=Severity.WARNING,
+      needs=("serving", "startup"))
+def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
+    """Decode steps ran without CUDA graphs.
+
+    **What it means**
+    Decode stats lines print `cuda graph: False`: the batch had more running requests than the
+    largest captured batch size (`--cuda-graph-max-bs`, the list in `Capture cuda graph bs [...]`), or
+    graphs are disabled (`--disable-cuda-graph`, torch-native / flex attention, DeepEP normal mode).
+
+    **Why it matters**
+    Without graphs every decode step pays the kernel-launch overhead on the CPU: decode is slower,
+    most at small and medium batch sizes.
+
+    **Example**
+    ```
+    [2026-03-11 14:07:45 TP0] Decode batch, #running-req: 256, #token: 166754, token usage: 0.55, cuda graph: False, gen throughput (token/s): 2661.22, #queue-req: 0
+    ```
+
+    **Fix**
+    Raise `--cuda-graph-max-bs` to the batch sizes observed (the finding computes it from the largest
+    `#running-req` on `cuda graph: False` lines; capture memory grows with it), or cap the batch with
+    `--max-running-requests`, or accept it. Threshold: `[tool.logdiag.thresholds.cuda-graph-not-used]
+    min_lines` (1).
+    """
+    d = ctx.log.decode
+    graph = d.cols["cuda_graph"]
+    running = d.cols["running"]
+    false_idx = [i for i, v in enumerate(graph) if v == 0.0]
+    if len(false_idx) < int(ctx.threshold("cuda-graph-not-used", "min_lines", 1)):
+        return
+    true_idx = [i for i, v in enumerate(graph) if v == 1.0]
+    run_false = [running[i] for i in false_idx if running[i] == running[i]]
+    run_true = [running[i] for i in true_idx if running[i] == running[i]]
+    max_false = int(max(run_false)) if run_false else None
+    min_false = int(min(run_false)) if run_false else None
+    max_true = int(max(run_true)) if run_true else None
+    captured = ctx.views.cuda_graph_max_bs
+    disabled_by = None
+    if ctx.views.arg("disable_cuda_graph") is True:
+        disabled_by = "--disable-cuda-graph"
+    for e in ctx.log.of(KnownMessage):
+        if e.code == "cuda-graph-disabled":
+            disabled_by = f"line {e.line}: {e.text.strip()[:120]}"
+            break
+    data: dict[str, Any] = {"false_lines": len(false_idx), "decode_lines": len(d), "max_running_false": max_false,
+                            "min_running_false": min_false, "max_running_true": max_true,
+                            "captured_max_bs": captured, "disabled_by": disabled_by}
+    share = f"{len(false_idx)} of {len(d)} decode lines"
+    rng = (f"#running-req {min_false}–{max_false}" if min_false != max_false else f"#running-req {max_false}") \
+        if max_false is not None else "unknown batch sizes"
+    max_running = ctx.views.arg("max_running_requests")
+    if disabled_by and not true_idx:
+        message = f"CUDA graphs are not used: {share} show `cuda graph: False` ({rng}); graphs are disabled ({disabled_by})"
+        remedy = ("remove what disables them (`--disable-cuda-graph`, a graph-capable `--attention-backend` such as "
+                  "flashinfer/fa3/triton instead of torch_native/flex) unless it is needed")
+    elif captured is not None and max_false is not None and max_false > captured:
+        want = round_bs(max_false)
+        data["suggested_cuda_graph_max_bs"] = want
+        above = sum(1 for r in run_false if r > captured)
+        message = (f"Decode ran without CUDA graphs on {share} ({rng}): the largest captured batch size is {captured}, "
+                   f"and {above} of those lines had more running requests")
+        remedy = (f"`--cuda-graph-max-bs {want}` to cover the observed batches (capture takes more memory and startup "
+                  f"time), or `--max-running-requests {captured}` to stay within the graphs, or accept it")
+    elif captured is not None and max_false is not None:
+        message = (f"Decode ran without CUDA graphs on {share} ({rng}) although the batches fit the captured sizes "
+                   f"(up to {captured}): graphs were not replayed for another reason"
+                   + (f" ({disabled_by})" if disabled_by else ""))
+        remedy = ("check what disables graph replay (`--disable-cuda-graph`, the attention backend, `--enable-"
+                  "torch-compile` limits, speculative verify graphs); rerun with the startup log to see the capture lines")
+    else:
+        want = round_bs(max_false) if max_false else None
+        data["suggested_cuda_graph_max_bs"] = want
+        message = (f"Decode ran without CUDA graphs on {share} ({rng}); the captured batch sizes are not in this log, so "
+                   "whether the batches exceeded them cannot be decided (the startup line `Capture cuda graph bs [...]` "
+                   "would decide it)")
+        remedy = (f"if the batches exceed the captured sizes: `--cuda-graph-max-bs {want}` covers the observed ones"
+                  if want else "check the captured batch sizes (`Capture cuda graph bs [...]`) against #running-req")
+        remedy += "; if graphs are disabled, remove what disables them"
+    if isinstance(max_running, int) and max_false is not None:
+        data["max_running_requests"] = max_running
+    first, last = d.line[false_idx[0]], d.line[false_idx[-1]]
+    peak = max(false_idx, key=lambda i: running[i] if running[i] == running[i] else -1)
+    lines = sorted({(first, first), (d.line[peak], d.line[peak]), (last, last)})
+    for e in ctx.log.of(CaptureBatchSizes)[:1]:
+        lines.append((e.line, e.line))
+    yield ctx.finding("cuda-graph-not-used", message, remedy, lines=lines, data=data, claim=False)
+
+
+@rule(code="PERF002", name="kv-cache-saturated", family="performance", severity=Severity.WARNING,
+      needs=("serving",))
+def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
+    """The KV cache is (nearly) full while requests wait in the queue.
+
+    **What it means**
+    Stats lines show `token usage` (or `full token usage`) at or above the threshold (default 0.90)
+    while `#queue-req` > 0: new requests wait for KV room, not for compute.
+
+    **Why it matters**
+    Queueing time (TTFT) grows and, when decode needs more room, requests get retracted and
+    recomputed. Throughput is capped by memory.
+
+    **Example**
+    ```
+    [2026-05-24 03:51:45 TP0] Decode batch, #running-req: 4, #full token: 2642688, full token usage: 1.00, #swa token: 14592, swa token usage: 0.06, cuda graph: True, gen throughput (token/s): 429.52, #queue-req: 3
+    ```
+
+    **Fix**
+    More KV room (`--mem-fraction-static` a little higher, `--kv-cache-dtype fp8_e4m3`, more GPUs) or
+    fewer running requests (`--max-running-requests`). Thresholds:
+    `[tool.logdiag.thresholds.kv-cache-saturated] token_usage` (0.90), `min_lines` (2).
+    """
+    level = float(ctx.threshold("kv-cache-saturated", "token_usage", 0.90))
+    min_lines = int(ctx.threshold("kv-cache-saturated", "min_lines", 2))
+    hits: list[tuple[int, float, float, float]] = []  # (line, usage, queue, running)
+    for cols in (ctx.log.decode, ctx.log.prefill):
+        usage, queue, running = cols.cols["token_usage"], cols.cols["queue"], cols.cols["running"]
+        for i in range(len(cols.line)):
+            u, q = usage[i], queue[i]
+            if u == u and q == q and u >= level and q > 0:
+                hits.append((cols.line[i], u, q, running[i]))
+    if len(hits) < min_lines:
+        return
+    hits.sort()
+    peak_q = max(h[2] for h in hits)
+    peak_u = max(h[1] for h in hits)
+    runs = sorted(h[3] for h in hits if h[3] == h[3])
+    med_run = runs[len(runs) // 2] if runs else None
+    limits = ctx.log.of(SchedulerLimits)
+    kv_tokens = limits[0].max_total_num_tokens if limits else None
+    frac = _num(ctx.views.arg("mem_fraction_static"))
+    data: dict[str, Any] = {"lines": len(hits), "token_usage_threshold": level, "token_usage_max": round(peak_u, 3),
+                            "queue_req_max": int(peak_q), "running_req_median": med_run, "kv_cache_tokens": kv_tokens,
+                            "mem_fraction_static": frac}
+    parts = []
+    if frac is not None:
+        new = round(min(0.95, frac + 0.03), 2)
+        if new > frac:
+            data["suggested_mem_fraction_static"] = new
+            parts.append(f"`--mem-fraction-static {new}` (now {frac})")
+    parts.append("`--kv-cache-dtype fp8_e4m3` (half the bytes per token)")
+    if med_run and med_run > 1:
+        cap = max(1, int(med_run * level / max(peak_u, 1e-9)))
+        if cap < med_run:
+            data["suggested_max_running_requests"] = cap
+            parts.append(f"or fewer running requests: `--max-running-requests {cap}`")
+    kv = f" of {kv_tokens} tokens" if kv_tokens else ""
+    message = (f"KV cache saturated: token usage ≥ {level:.2f} (up to {peak_u:.2f}{kv}) on {len(hits)} stats lines "
+               f"while up to {int(peak_q)} requests queued"
+               + (f" (median {int(med_run)} running)" if med_run == med_run and med_run is not None else ""))
+    remedy = "more KV room: " + ", ".join(parts)
+    first, last = hits[0][0], hits[-1][0]
+    peak_line = max(hits, key=lambda h: (h[1], h[2]))[0]
+    lines = sorted({(first, first), (peak_line, peak_line), (last, last)})
+    yield ctx.finding("kv-cache-saturated", message, remedy, lines=lines, data=data, claim=False)

@@ -131,16 +131,17 @@ def _int_list(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in _INT.findall(inner))
 
 
+_INT_VALUE = re.compile(r"-?\d+")
+_FLOAT_VALUE = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|-?inf")
+
+
 def _typed(value: str) -> Any:
-    """A command-line value: int, float, or the string itself."""
-    try:
+    """A command-line value: int, float (`0.85`, `1e-3`, `inf`), or the string itself."""
+    if _INT_VALUE.fullmatch(value):
         return int(value)
-    except ValueError:
-        pass
-    try:
+    if _FLOAT_VALUE.fullmatch(value):
         return float(value)
-    except ValueError:
-        return value
+    return value
 
 
 # --------------------------------------------------------------------------- server_args
@@ -385,7 +386,8 @@ def _clock(text: str) -> float:
 
 def _bar(text: str) -> dict[str, Any]:
     m = _BAR_HEAD.match(text)
-    assert m is not None  # the terminal has this shape
+    if m is None:  # cannot happen: PROGRESS_BAR has this head
+        return {"desc": text.strip()}
     desc = (m.group(1) or "").strip()
     kw: dict[str, Any] = {"desc": desc, "percent": int(m.group(2)), "bar_kind": "other"}
     for test, kind in _BAR_KINDS:
