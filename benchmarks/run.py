@@ -120,6 +120,7 @@ def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
         if cpus:
             os.sched_setaffinity(0, cpus)
 
+    floor = self_rss_mib()
     with contextlib.ExitStack() as files:
         out = files.enter_context(open(stdout_path, "wb")) if stdout_path else subprocess.DEVNULL
         err = files.enter_context(open(stderr_path, "wb"))
@@ -162,7 +163,10 @@ def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
         "user_s": ru.ru_utime,
         "sys_s": ru.ru_stime,
         # Linux: max RSS of the child or of any descendant it waited for (max, not sum), KiB.
+        # It includes what the child inherited at fork before exec, i.e. the runner's RSS:
+        # `runner_rss_mib` is therefore a floor under every peak reported here.
         "peak_rss_mib": ru.ru_maxrss / 1024,
+        "runner_rss_mib": floor,
         "tree_rss_peak_mib_sampled": (sampler.peak / 2**20) if sampler else None,
         "stderr_tail": stderr[-4000:],
     }
@@ -208,13 +212,18 @@ def log_path(out: Path, lines: int, seed: int, ranks: int) -> Path:
 
 
 def ensure_log(out: Path, lines: int, seed: int, ranks: int) -> tuple[Path, bool, float | None]:
-    """Generate (or reuse) the log; returns (path, created_now, generation seconds)."""
+    """Generate (or reuse) the log; returns (path, created_now, generation seconds).
+
+    Generation runs in a child process: the runner must stay small, because every child's
+    ru_maxrss starts from the runner's RSS at fork time (see `measure`).
+    """
     path = log_path(out, lines, seed, ranks)
     if path.exists():
         return path, False, None
     tmp = path.with_suffix(".log.tmp")
     t0 = time.perf_counter()
-    gen.generate(str(tmp), lines=lines, seed=seed, ranks=ranks)
+    subprocess.run([PY, "-m", "benchmarks.generate", str(tmp), "--lines", str(lines),
+                    "--seed", str(seed), "--ranks", str(ranks), "-q"], cwd=REPO, check=True)
     secs = time.perf_counter() - t0
     os.replace(tmp, path)
     return path, True, secs
@@ -223,11 +232,17 @@ def ensure_log(out: Path, lines: int, seed: int, ranks: int) -> tuple[Path, bool
 def count_lines(path: Path) -> tuple[int, int]:
     """(number of '\\n'-terminated lines, bytes); also warms the page cache."""
     n = size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):
-            n += chunk.count(b"\n")
-            size += len(chunk)
+    buf = bytearray(1 << 20)  # fixed buffer: keep the runner's RSS flat
+    with open(path, "rb", buffering=0) as fh:
+        while k := fh.readinto(buf):
+            n += buf.count(b"\n", 0, k)
+            size += k
     return n, size
+
+
+def self_rss_mib() -> float:
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[1]) * PAGE / 2**20
 
 
 def versions() -> dict[str, str | None]:
@@ -406,6 +421,9 @@ def main(argv: list[str] | None = None) -> int:
     r["wall_ratio_b_over_a"] = b["wall_s"] / ref["wall_s"] if b["ok"] and ref["ok"] else None
     r["speedup_b_over_c"] = b["wall_s"] / c["wall_s"] if b["ok"] and c.get("ok") else None
     r["peak_rss_b_mib"] = b["peak_rss_mib"] if b["ok"] else None
+    # informational, not a target: CPU-time (user+sys) ratio, less sensitive to a busy machine
+    r["cpu_ratio_b_over_a"] = ((b["user_s"] + b["sys_s"]) / (ref["user_s"] + ref["sys_s"])
+                               if b["ok"] and ref["ok"] else None)
     ld, lk = results["startup"]["logdiag"]["median_s"], results["startup"]["import_lark"]["median_s"]
     r["startup_ratio"] = ld / lk if ld and lk else None
     for name, (desc, op, goal) in TARGETS.items():
@@ -418,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
                                     "status": status}
         if status != "met":
             results["missed"].append(name)
+
+    with contextlib.suppress(OSError, ValueError):
+        results["reference_summary"] = json.loads((logs / "reference.json").read_text())
 
     # report
     print(render(results, a))
@@ -442,7 +463,9 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
     L.append("")
     L.append(f"CPU: {res['machine']['cpu']} ({res['machine']['cpus_allowed']} allowed); "
              f"Python {res['versions']['python']}, lark {res['versions']['lark']}, "
-             f"pandas {res['versions']['pandas']}; runs per measurement: {a.repeat}")
+             f"pandas {res['versions']['pandas']}; runs per measurement: {a.repeat}; "
+             f"RSS floor (runner RSS at fork, included in every peak): "
+             f"{_f(res['runs']['a_reference'].get('runner_rss_mib'), '.0f')} MiB")
     L.append("")
     L.append("| run | cores | wall s | CPU s | lines/s | MB/s | peak RSS MiB "
              "| tree RSS MiB (sampled) | status |")
@@ -474,6 +497,9 @@ def render(res: dict[str, Any], a: argparse.Namespace) -> str:
     for t in res["targets"].values():
         v = t["value"]
         L.append(f"| {t['description']} | {_f(v, '.2f')} | {t['goal']} | {t['status']} |")
+    L.append("")
+    L.append("Informational: CPU-time ratio b/a (user+sys) = "
+             f"{_f(res['ratios'].get('cpu_ratio_b_over_a'), '.2f')}")
     L.append("")
     if res["missed"]:
         L.append("Missed / not measured: " + ", ".join(res["missed"]))

@@ -311,7 +311,10 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
           baseline_file: str | None, write_baseline: str | None) -> None:
     started = time.monotonic()
     config, threshold = _settings(config_file, select, ignore, fail_on)
-    baseline = _load_baseline(baseline_file or config.baseline)
+    baseline_path = baseline_file or config.baseline
+    if write_baseline and baseline_path and not os.path.exists(baseline_path):
+        baseline_path = None  # creating the configured baseline for the first time
+    baseline = _load_baseline(baseline_path)
     files = resolve_inputs(tuple(expand_globs(paths)))
 
     results = run_all(files, config.thresholds, jobs, Progress(len(files)))

@@ -59,7 +59,9 @@ def rules_text(rules: list[Rule]) -> str:
         cells = [row[i].ljust(widths[i]) for i in range(5)]
         line = "  ".join(cells) + "  " + row[5]
         out.append(line if len(line) <= _WIDTH + 60 else line[: _WIDTH + 59] + "…")
-    out.append(f"\n{len(rules)} rules. `logdiag rule NAME` shows one rule's documentation and its example.")
+    out.append(
+        f"\n{len(rules)} rules. `logdiag rule NAME` shows one rule's documentation and its example."
+    )
     return "\n".join(out) + "\n"
 
 
@@ -82,13 +84,17 @@ def rules_markdown(rules: list[Rule]) -> str:
     out = [
         "# Rule catalog",
         "",
-        "<!-- Generated from the rule registry by `python -m logparse.cli_rules > docs/rules.md`"
-        " (or `logdiag rules --format md`); do not edit by hand: tests/test_rule_docs.py fails when it is stale. -->",
+        (
+            "<!-- Generated from the rule registry by `python -m logparse.cli_rules > docs/rules.md`"
+            " (or `logdiag rules --format md`); do not edit by hand: tests/test_rule_docs.py fails when it is stale. -->"
+        ),
         "",
-        "Every diagnosis logdiag can report. Names are the stable public identifiers (configuration,"
-        " `--select`/`--ignore`, JSON output); codes group them by family. Each rule has a real log"
-        " excerpt that makes it fire (`fixtures/rules/<name>/bad.log`) and one that must not"
-        " (`good.log`); `logdiag rule NAME` prints the documentation with that example.",
+        (
+            "Every diagnosis logdiag can report. Names are the stable public identifiers (configuration,"
+            " `--select`/`--ignore`, JSON output); codes group them by family. Each rule has a real log"
+            " excerpt that makes it fire (`fixtures/rules/<name>/bad.log`) and one that must not"
+            " (`good.log`); `logdiag rule NAME` prints the documentation with that example."
+        ),
         "",
         "A *fallback* rule fires only on evidence that no specific rule explained.",
         "",
@@ -97,10 +103,14 @@ def rules_markdown(rules: list[Rule]) -> str:
     ]
     for r in rules:
         name = f"[`{r.name}`](#{r.name})" + (" (fallback)" if r.fallback else "")
-        out.append(f"| {r.code} | {name} | {r.family} | {r.severity} | {r.status} | {_md_escape(r.summary)} |")
+        out.append(
+            f"| {r.code} | {name} | {r.family} | {r.severity} | {r.status} | {_md_escape(r.summary)} |"
+        )
     for r in rules:
         out += ["", f"## {r.name}", ""]
-        meta = f"`{r.code}` · family **{r.family}** · default severity **{r.severity}** · {r.status}"
+        meta = (
+            f"`{r.code}` · family **{r.family}** · default severity **{r.severity}** · {r.status}"
+        )
         if r.fallback:
             meta += " · fallback"
         if r.needs:
@@ -108,13 +118,20 @@ def rules_markdown(rules: list[Rule]) -> str:
         out += [meta, "", r.summary, ""]
         for section in DOC_SECTIONS:
             out += [f"**{section}**", "", r.sections.get(section, "").strip(), ""]
-        out.append(f"Fixtures: `fixtures/rules/{r.name}/bad.log` (fires), `fixtures/rules/{r.name}/good.log` (does not).")
+        out.append(
+            f"Fixtures: `fixtures/rules/{r.name}/bad.log` (fires), `fixtures/rules/{r.name}/good.log` (does not)."
+        )
     return "\n".join(out).rstrip() + "\n"
 
 
 def rule_text(r: Rule) -> str:
-    out = [f"{r.name} ({r.code}) — family {r.family}, default severity {r.severity}, {r.status}"
-           + (", fallback (fires only on evidence no specific rule explained)" if r.fallback else ""), "", r.summary, ""]
+    out = [
+        f"{r.name} ({r.code}) — family {r.family}, default severity {r.severity}, {r.status}"
+        + (", fallback (fires only on evidence no specific rule explained)" if r.fallback else ""),
+        "",
+        r.summary,
+        "",
+    ]
     for section in DOC_SECTIONS:
         out.append(section)
         body = r.sections.get(section, "").strip()
@@ -123,12 +140,14 @@ def rule_text(r: Rule) -> str:
     paths = fixture_paths(r)
     bad = paths.get("bad")
     if bad is None:
-        out.append("Fixture example: not available (fixtures/rules/ is part of the source checkout, not the wheel).")
+        out.append(
+            "Fixture example: not available (fixtures/rules/ is part of the source checkout, not the wheel)."
+        )
     else:
         lines = bad.read_text(encoding="utf-8", errors="replace").splitlines()
         out.append(f"Fixture example (fixtures/rules/{r.name}/bad.log, {len(lines)} lines):")
         for i, line in enumerate(lines[:FIXTURE_EXCERPT_LINES], 1):
-            out.append(f"  {i:>4} | {line[:_WIDTH + 60]}")
+            out.append(f"  {i:>4} | {line[: _WIDTH + 60]}")
         if len(lines) > FIXTURE_EXCERPT_LINES:
             out.append(f"       … {len(lines) - FIXTURE_EXCERPT_LINES} more lines")
     return "\n".join(out).rstrip() + "\n"
@@ -138,7 +157,9 @@ def rule_text(r: Rule) -> str:
 
 
 @click.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True
+)
 def rules_command(fmt: str) -> None:
     """List the rule catalog (md: the docs/rules.md page)."""
     rules = _catalog()

@@ -16,10 +16,12 @@ Conventions (shared/diagnoses.md "Consequences", shared/corpus/README.md "Conven
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from logparse.events import (
@@ -48,40 +50,97 @@ from logparse.views import STARTUP_CODES, STARTUP_EVENTS, Views, rank_key, trace
 if TYPE_CHECKING:
     from logparse.rules.context import RuleContext
 
-OUTCOMES = ("ready", "serving", "stopped", "crashed-at-startup", "crashed-while-serving", "hung", "incomplete")
+OUTCOMES = (
+    "ready",
+    "serving",
+    "stopped",
+    "crashed-at-startup",
+    "crashed-while-serving",
+    "hung",
+    "incomplete",
+)
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 # Diagnoses whose error means the run hangs rather than crashes.
 HANG_NAMES = frozenset({"watchdog-timeout", "nccl-timeout", "startup-stalled"})
 # Diagnoses that can only happen while a server starts: decide the crash stage when the
 # traceback's frames do not (a lone `KeyError: '…k_scale'` line, a transformers config frame).
-STARTUP_NAMES = frozenset({
-    "kv-pool-no-room", "quant-scale-missing", "quant-block-misaligned", "model-load-failure", "warmup-failed",
-    "spec-draft-load-failure", "spec-mamba-extra-buffer", "spec-config-invalid", "invalid-server-args",
-    "port-in-use", "kernel-library-mismatch",
-})
+STARTUP_NAMES = frozenset(
+    {
+        "kv-pool-no-room",
+        "quant-scale-missing",
+        "quant-block-misaligned",
+        "model-load-failure",
+        "warmup-failed",
+        "spec-draft-load-failure",
+        "spec-mamba-extra-buffer",
+        "spec-config-invalid",
+        "invalid-server-args",
+        "port-in-use",
+        "kernel-library-mismatch",
+    }
+)
 # Diagnoses that only exist after requests were served (SGLang's idle leak check runs after batches).
 SERVED_NAMES = frozenset({"memory-leak-detected", "kv-cache-exhausted"})
 # cuda-oom phases that are startup phases.
 STARTUP_OOM_PHASES = frozenset({"weight-load", "kv-alloc", "cuda-graph-capture"})
 # Generic errors that, after the root cause, are the teardown of the same failure.
-FOLLOW_ON_NAMES = frozenset({"scheduler-crash", "nccl-error", "nccl-timeout", "health-check-failed",
-                             "other-rank-failed", "watchdog-timeout", "illegal-memory-access"})
+FOLLOW_ON_NAMES = frozenset(
+    {
+        "scheduler-crash",
+        "nccl-error",
+        "nccl-timeout",
+        "health-check-failed",
+        "other-rank-failed",
+        "watchdog-timeout",
+        "illegal-memory-access",
+    }
+)
 # Fallback diagnoses that by definition stand for an exception that killed a process.
 CRASH_NAMES = frozenset({"scheduler-crash"})
 # Lines that mean a process died (whatever explains them).
-FATAL_EVENTS: tuple[type[Event], ...] = (ExceptionHeader, CppTerminate, SchedulerDead, SubprocessCrashed,
-                                         ShellSignal, Killed, SigquitReceived)
+FATAL_EVENTS: tuple[type[Event], ...] = (
+    ExceptionHeader,
+    CppTerminate,
+    SchedulerDead,
+    SubprocessCrashed,
+    ShellSignal,
+    Killed,
+    SigquitReceived,
+)
 # Lines SGLang prints after a child failed: grouped under the root cause as its consequences.
-CONSEQUENCE_EVENTS: tuple[type[Event], ...] = (SigquitReceived, SchedulerDead, ExitCode, SubprocessCrashed, Killed)
+CONSEQUENCE_EVENTS: tuple[type[Event], ...] = (
+    SigquitReceived,
+    SchedulerDead,
+    ExitCode,
+    SubprocessCrashed,
+    Killed,
+)
 SHUTDOWN_STAGES = frozenset({"shutting-down", "waiting-shutdown", "shutdown-complete", "finished"})
 SHUTDOWN_CODES = frozenset({"sigterm-received", "graceful-exit", "sigterm-node-rank"})
 # HTTP paths that are health checks, metadata or SGLang's own warmup — not user traffic.
-INFRA_PATHS = frozenset({"/health", "/health_generate", "/model_info", "/get_model_info", "/server_info",
-                         "/get_server_info", "/v1/models", "/metrics", "/flush_cache", "/get_load", "/v1/loads",
-                         "/ping", "/start_profile", "/stop_profile"})
+INFRA_PATHS = frozenset(
+    {
+        "/health",
+        "/health_generate",
+        "/model_info",
+        "/get_model_info",
+        "/server_info",
+        "/get_server_info",
+        "/v1/models",
+        "/metrics",
+        "/flush_cache",
+        "/get_load",
+        "/v1/loads",
+        "/ping",
+        "/start_profile",
+        "/stop_profile",
+    }
+)
 WARMUP_PROMPT = "The capital city of France is"
-_LOGGED_REQUEST = re.compile(r"(?:^|\] )(?:Receive|Finish): obj=|\"event\": \"request\.(?:received|finished)\"")
+_LOGGED_REQUEST = re.compile(
+    r"(?:^|\] )(?:Receive|Finish): obj=|\"event\": \"request\.(?:received|finished)\""
+)
 MAX_GROUPED_EVIDENCE = 64
 # A rule may put this placeholder in a message: the engine puts " on TP0–TP7 (8 times)" there.
 WHERE = "{where}"  # evidence ranges kept for a grouped finding (the first occurrence in full)
@@ -164,7 +223,7 @@ def execute(analysis: Analysis, rules: Sequence[Any], config: Any = None) -> Non
 def _run_one(r: Any, ctx: RuleContext, analysis: Analysis) -> list[Finding]:
     try:
         return list(r(ctx) or ())
-    except Exception as err:  # noqa: BLE001 — one buggy rule must not hide every other finding
+    except Exception as err:
         if os.environ.get("LOGDIAG_DEBUG"):
             raise
         analysis.rule_errors.append(f"{r.code} {r.name}: {type(err).__name__}: {err}")
@@ -249,7 +308,9 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
         if len(members) == 1:
             f = members[0]
             if WHERE in f.message:
-                f.message = f.message.replace(WHERE, f" on {rank_range(f.ranks)}" if f.ranks else "")
+                f.message = f.message.replace(
+                    WHERE, f" on {rank_range(f.ranks)}" if f.ranks else ""
+                )
             out.append(f)
             continue
         members.sort(key=lambda f: f.first_line)
@@ -312,7 +373,7 @@ def run_segments(log: ParsedLog) -> list[tuple[int, int]]:
     if len(starts) <= 1:
         return [(0, 1 << 62)]
     bounds = [0, *starts[1:]]
-    return [(a, b - 1) for a, b in zip(bounds, bounds[1:], strict=False)] + [(bounds[-1], 1 << 62)]
+    return [(a, b - 1) for a, b in pairwise(bounds)] + [(bounds[-1], 1 << 62)]
 
 
 def segment_of(segments: list[tuple[int, int]], line: int) -> tuple[int, int]:
@@ -338,14 +399,20 @@ def _is_consequence_of(f: Finding, root: Finding, start: int, end: int) -> bool:
 def _attach_consequence_lines(analysis: Analysis, root: Finding, start: int, end: int) -> None:
     """SGLang's reaction to the root failure (sigquit, scheduler dead, exit code, the self-kill's
     `Killed`) is listed under the root cause: as evidence, with the lines in data."""
-    explained = {n for f in analysis.all_findings() for n in f.claims} | {n for f in root.consequences for n in f.claims}
+    explained = {n for f in analysis.all_findings() for n in f.claims} | {
+        n for f in root.consequences for n in f.claims
+    }
     lines = []
     for e in analysis.log.events:
         if isinstance(e, CONSEQUENCE_EVENTS) and start <= e.line <= end and e.line not in explained:
             lines.append(e.line)
     # Initialization failed. Please see the error messages above → the main process's echo of the failure.
     for tb in analysis.log.of(Traceback):
-        if start <= tb.line <= end and tb.line not in explained and "Please see the error messages above" in (tb.message or ""):
+        if (
+            start <= tb.line <= end
+            and tb.line not in explained
+            and "Please see the error messages above" in (tb.message or "")
+        ):
             lines.extend(range(tb.line, (tb.end_line or tb.line) + 1))
     if not lines:
         return
@@ -367,7 +434,9 @@ def decide_outcome(analysis: Analysis, segments: list[tuple[int, int]] | None = 
     every = [f for f in analysis.all_findings() if start <= f.first_line <= end]
     top = [f for f in every if not f.consequence]
     errors = [f for f in top if f.severity == Severity.ERROR]
-    root = analysis.root_cause if any(f is analysis.root_cause for f in errors) else pick_root(errors)
+    root = (
+        analysis.root_cause if any(f is analysis.root_cause for f in errors) else pick_root(errors)
+    )
     if root is not None and root.name in HANG_NAMES:
         return "hung"
     failing = [f for f in every if f.severity == Severity.ERROR or f.consequence]
@@ -394,15 +463,22 @@ def _in(e: Event, start: int, end: int) -> bool:
     return start <= e.line <= end
 
 
-def _crash_line(log: ParsedLog, failing: list[Finding], root: Finding | None, start: int, end: int) -> int | None:
+def _crash_line(
+    log: ParsedLog, failing: list[Finding], root: Finding | None, start: int, end: int
+) -> int | None:
     """The first line that shows a process died: a fatal line, or an exception that an
     error/consequence finding explains."""
     lines = [e.line for e in log.events if isinstance(e, FATAL_EVENTS) and _in(e, start, end)]
     claimed = {n for f in failing for n in f.claims}
     for e in log.events:
-        if isinstance(e, (Traceback, ExceptionLine)) and _in(e, start, end) and e.line in claimed:
-            lines.append(e.line)
-        elif isinstance(e, Traceback) and _in(e, start, end) and _fatal_traceback(e):
+        if (
+            isinstance(e, (Traceback, ExceptionLine))
+            and _in(e, start, end)
+            and e.line in claimed
+            or isinstance(e, Traceback)
+            and _in(e, start, end)
+            and _fatal_traceback(e)
+        ):
             lines.append(e.line)
     for f in failing:
         if f.name in CRASH_NAMES:
@@ -418,7 +494,11 @@ def _fatal_traceback(tb: Traceback) -> bool:
 
 def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback | None:
     for tb in log.of(Traceback):
-        if (tb.line in f.claims) if f is not None else (tb.line <= crash <= (tb.end_line or tb.line)):
+        if (
+            (tb.line in f.claims)
+            if f is not None
+            else (tb.line <= crash <= (tb.end_line or tb.line))
+        ):
             return tb
     return None
 
@@ -432,10 +512,21 @@ def crash_stage(tb: Traceback | None) -> str:
     if phase != "unknown":
         return phase
     funcs = [f.func for f in tb.frames if f.func]
-    if tb.exc_type and funcs and funcs[-1] in ("run_scheduler_process", "run_detokenizer_process",
-                                               "run_data_parallel_controller_process"):
+    if (
+        tb.exc_type
+        and funcs
+        and funcs[-1]
+        in (
+            "run_scheduler_process",
+            "run_detokenizer_process",
+            "run_data_parallel_controller_process",
+        )
+    ):
         return "startup"
-    if any(f in ("load_model", "load_weights", "load_weights_and_postprocess", "get_model") for f in funcs):
+    if any(
+        f in ("load_model", "load_weights", "load_weights_and_postprocess", "get_model")
+        for f in funcs
+    ):
         return "startup"
     return "unknown"
 
@@ -452,8 +543,14 @@ def _name_stage(f: Finding | None) -> str:
     return "unknown"
 
 
-def _crash_outcome(analysis: Analysis, root: Finding | None, failing: list[Finding], crash: int,
-                   start: int, end: int) -> str | None:
+def _crash_outcome(
+    analysis: Analysis,
+    root: Finding | None,
+    failing: list[Finding],
+    crash: int,
+    start: int,
+    end: int,
+) -> str | None:
     log = analysis.log
     cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
     stage = crash_stage(_crash_traceback(log, cause, crash))
@@ -495,7 +592,9 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     prefills = [i for i, n in enumerate(p.line) if start <= n <= end]
     if len(prefills) > 1:
         found.append(p.line[prefills[1]])
-        busy = [p.line[i] for i in prefills if _pos(p.cols["running"][i]) or _pos(p.cols["queue"][i])]
+        busy = [
+            p.line[i] for i in prefills if _pos(p.cols["running"][i]) or _pos(p.cols["queue"][i])
+        ]
         found.extend(busy[:1])
     found.extend(e.line for e in log.of(Retraction) if _in(e, start, end))
     a = log.access
@@ -514,7 +613,11 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         found.append(n)
         break
     for e in log.of(KnownMessage):
-        if _in(e, start, end) and e.code in ("request-received", "request-finished") and WARMUP_PROMPT not in e.text:
+        if (
+            _in(e, start, end)
+            and e.code in ("request-received", "request-finished")
+            and WARMUP_PROMPT not in e.text
+        ):
             found.append(e.line)
             break
     else:
@@ -527,7 +630,7 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
 
 
 def _pos(v: float) -> bool:
-    return v == v and v > 0
+    return not math.isnan(v) and v > 0
 
 
 def _shutdown_after(log: ParsedLog, line: int, end: int) -> bool:

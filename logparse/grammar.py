@@ -194,6 +194,10 @@ class FastPath:
 
         first = _first_sets(rules_by_origin)
         self._line = getattr(transformer, "line")
+        unparsed = getattr(transformer, "unparsed_line")
+        # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
+        self._unparsed = lambda env, rest: unparsed(
+            [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
         # prefix: one terminal per alternative, each with an alias.
         self._prefix: dict[str, Callable[[list[Any]], Any]] = {}
         for rule in rules_by_origin["prefix"]:
@@ -241,11 +245,11 @@ class FastPath:
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
         scanner = self._start.scanner(text[:1])
-        if scanner is None:
-            return None
-        m = scanner.match(text)
+        m = scanner.match(text) if scanner is not None else None
         if m is None:
-            return None
+            # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
+            # `unparsed_line` takes the whole line as TEXT. Decide it here; LALR would do the same.
+            return self._unparsed(None, text)
         name = m.lastgroup
         env = None
         pos = 0
@@ -260,11 +264,10 @@ class FastPath:
                 env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
             pos = m.end()
             scanner = self._after_prefix.scanner(text[pos : pos + 1])
-            if scanner is None:
-                return None
-            m = scanner.match(text, pos)
+            m = scanner.match(text, pos) if scanner is not None else None
             if m is None:
-                return None
+                # No message can start here: the lexer of `line` fails right after the prefix.
+                return self._unparsed(env, text[pos:])
             name = m.lastgroup
         alts = self._alts.get(name)  # type: ignore[arg-type]
         if alts is None:

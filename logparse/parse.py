@@ -171,11 +171,13 @@ class _Stage2:
         stream = wrapper.stream if wrapper is not None else ""
         if not stream and env is not None and env.style == "torch-rank":
             stream = f"rank:{rank}"
+        # A wrapper's timestamp is not an envelope: wrapped traceback lines are still continuation lines.
+        enveloped = env is not None and env.style != "torch-rank"
         if cls is Unparsed:
             msg = kw["text"]
             log.coverage.add_unparsed(no, msg)
             before = self.tracebacks.claimed()
-            done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg)
+            done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
             if self.tracebacks.claimed() != before:
                 log.coverage.reclaim(no, msg)
         else:
@@ -183,7 +185,7 @@ class _Stage2:
             log.events.append(
                 cls(line=no, end_line=no, ts=ts, rank=rank, source=log.path, wrapper=wrapper, **kw)
             )
-            done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, text)
+            done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, text, enveloped=enveloped)
         if done:
             log.events.extend(done)
         finished = self.bench.feed(no, ts, cls, kw)

@@ -11,10 +11,12 @@ over-long lines, a missing final newline and truncated gzip streams are all repa
 and every physical line of the input yields at least one logical line.
 
 Speed: the common line is an SGLang record (`[2026-... TP0] ...`), valid UTF-8, without `\\r`,
-ANSI or NUL. For such input a whole 1 MiB block is decoded and split at once and each line costs
-a couple of C-level checks; all repair work is behind chunk-level prechecks.
+ANSI or NUL. For such input a whole block is decoded and split at once and each line costs a
+couple of C-level checks; all repair work sits behind block-level prechecks (single-character
+scans and one bytes regex), and per-line rules are written so that the result never depends on which block a line
+fell into (which is what makes byte-range splitting exact).
 
-Memory: input is read in 1 MiB blocks and only the current partial line is kept; a line that
+Memory: input is read in 256 KiB blocks and only the current partial line is kept; a line that
 never ends is capped, so memory does not grow with file or line size.
 """
 
@@ -50,7 +52,9 @@ MAX_LINE_CHARS = 256 * 1024
 # multiple so it follows a patched MAX_LINE_CHARS.
 _BYTES_PER_CHAR_CAP = 4
 
-BLOCK_SIZE = 1 << 20  # read size: large enough to amortise per-block work
+# Read size. Large enough to amortise per-block work, small enough that the decoded block and
+# its ~2000 line objects stay in cache: measured ~20% faster than 1 MiB blocks.
+BLOCK_SIZE = 256 * 1024
 SPLIT_MIN_BYTES = 4 << 20  # files smaller than this are never split (not worth a process)
 _COUNT_BLOCK = 4 << 20  # newline counting in split_points
 _SNIFF_BYTES = 64 * 1024  # check_readable looks at this much (decompressed) text

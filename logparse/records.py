@@ -117,13 +117,22 @@ class TracebackAssembler:
         cls: type,
         kw: dict[str, Any],
         text: str,
+        *,
+        enveloped: bool | None = None,
     ) -> list[Event]:
-        """Called for EVERY line (recognised or Unparsed), in file order. `env_rank`/`ts` are the
-        line's SGLang envelope values (None for an unprefixed line); a `[rankN]: ` torch prefix
-        counts as unprefixed within its stream. Returns the Traceback events completed by this line."""
+        """Called for EVERY line (recognised or Unparsed), in file order. Returns the Traceback
+        events completed by this line.
+
+        `enveloped`: whether the line carries a log envelope of its own (`[ts TP0] `, vLLM, c10d,
+        `[gpu_id=0] `), i.e. it is a one-line record and never a continuation line. A `[rankN]: `
+        torch prefix does not count: torch prefixes every line of a traceback with it (its stream
+        is `rank:N`). Pass `env is not None and env.style != "torch-rank"`. When None it is inferred
+        from `ts`/`env_rank`, which is right only if `ts` comes from the envelope, not from a
+        wrapper (k8s/Kibana timestamps would make every line look enveloped)."""
         out: list[Event] = []
         rec = self._open.get(stream)
-        prefixed = ts is not None or (env_rank is not None and not env_rank.startswith("rank"))
+        if enveloped is None:
+            enveloped = ts is not None or (env_rank is not None and not env_rank.startswith("rank"))
 
         # Source lines right after a `warnings` line are its follow-up (`  warnings.warn(`).
         if cls is TracebackSource and stream in self._after_warning and rec is None:
@@ -153,7 +162,7 @@ class TracebackAssembler:
             else:
                 self._close(stream, out)
                 self._open[stream] = _Record(line_no, line_no, ts, env_rank)
-        elif cls in _BODY_CLASSES and prefixed:
+        elif cls in _BODY_CLASSES and enveloped:
             self._prefixed_element(line_no, stream, env_rank, ts, cls, kw, rec, out)
         elif cls is TracebackFrame:
             self._frame(line_no, stream, env_rank, ts, kw, rec, out)
@@ -164,7 +173,7 @@ class TracebackAssembler:
         elif cls is ExceptionChain:
             self._chain(line_no, stream, env_rank, ts, rec, out)
         elif rec is not None:
-            self._other(line_no, stream, cls, kw, text, prefixed, rec, out)
+            self._other(line_no, stream, cls, kw, text, enveloped, rec, out)
         if cls is PythonWarning:
             self._after_warning.add(stream)
         return out

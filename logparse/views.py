@@ -490,7 +490,7 @@ class Views:
         nranks = [e.nranks for e in log.of(NcclLog) if e.nranks]
         if nranks:
             out["nccl_nranks"] = max(nranks)
-        wd = log.of(NcclWatchdogTimeout)
+        wd = self.nccl_watchdog_timeouts
         if wd:
             w = wd[0]
             nt = {"op": w.op, "timeout_ms": w.timeout_ms, "seq": w.seq, "rank": w.nccl_rank}
@@ -507,6 +507,22 @@ class Views:
         bd = [e.batch_size for e in log.of(BatchDump) if e.batch_size is not None]
         if bd:
             out["watchdog_batch_size"] = bd[0]
+
+    @cached_property
+    def nccl_watchdog_timeouts(self) -> list[NcclWatchdogTimeout]:
+        """The torch NCCL watchdog lines, with the tail of a hard-wrapped line (the next line,
+        `…Timeout(ms)=600000) ran for … milliseconds`) merged back into its head."""
+        from dataclasses import replace
+
+        tails = {e.line: e for e in self.log.of(KnownMessage) if e.code == "nccl-watchdog-tail"}
+        out = []
+        for w in self.log.of(NcclWatchdogTimeout):
+            tail = tails.get(w.line + 1)
+            if tail is not None and w.timeout_ms is None:
+                w = replace(w, end_line=tail.line, timeout_ms=tail.fields.get("timeout_ms"),
+                            ran_ms=tail.fields.get("ran_ms"))
+            out.append(w)
+        return out
 
     # ------------------------------------------------------------------ failure facts
 

@@ -170,9 +170,12 @@ def test_cli_select_replaces_and_ignore_extends(fake: None, logs: Path) -> None:
 
 def test_explicit_config_file_and_its_baseline(fake: None, logs: Path) -> None:
     (logs / "ci").mkdir()
-    r = run("logs", "--write-baseline", "ci/accepted.json")
-    assert r.exit_code == 0
     (logs / "ci" / "logdiag.toml").write_text('baseline = "accepted.json"\n')
+    r = run("logs", "--config", "ci/logdiag.toml")
+    assert r.exit_code == 2, "a configured baseline that does not exist is an error"
+    assert r.stderr == "logdiag: cannot read baseline ci/accepted.json: No such file or directory\n"
+    r = run("logs", "--config", "ci/logdiag.toml", "--write-baseline", "ci/accepted.json")
+    assert r.exit_code == 0, "…except when --write-baseline creates it"
     assert run("logs").exit_code == 1
     assert run("logs", "--config", "ci/logdiag.toml").exit_code == 0, "baseline path relative to the config file"
 

@@ -43,7 +43,9 @@ def label_problems(labels: dict[str, Any], analysis: Any) -> list[str]:
     if labels.get("phase") is not None:
         phases = [f.data.get("phase") for f in analysis.all_findings() if f.name == "cuda-oom"]
         if labels["phase"] not in phases:
-            problems.append(f"phase: expected cuda-oom phase {labels['phase']!r}, reported {phases!r}")
+            problems.append(
+                f"phase: expected cuda-oom phase {labels['phase']!r}, reported {phases!r}"
+            )
     if analysis.rule_errors:
         problems.append(f"rules raised: {analysis.rule_errors}")
     return problems
@@ -58,5 +60,10 @@ def test_corpus_labels(label: Path) -> None:
     labels = json.loads(label.read_text())
     analysis = analyze(str(_log_of(label)))
     problems = label_problems(labels, analysis)
-    summary = [f"{f.name} [{f.severity}] line {f.first_line}: {f.message[:120]}" for f in analysis.all_findings()]
-    assert not problems, "\n".join(problems + ["findings:"] + summary + [f"outcome: {analysis.outcome}"])
+    summary = [
+        f"{f.name} [{f.severity}] line {f.first_line}: {f.message[:120]}"
+        for f in analysis.all_findings()
+    ]
+    assert not problems, "\n".join(
+        problems + ["findings:"] + summary + [f"outcome: {analysis.outcome}"]
+    )

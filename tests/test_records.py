@@ -32,20 +32,27 @@ def _ts(text: str | None) -> datetime | None:
     return None
 
 
-def _feed(asm: TracebackAssembler, no: int, stream: str, text: str) -> list:
+def _feed(
+    asm: TracebackAssembler, no: int, stream: str, text: str, wrapper_ts: datetime | None = None
+) -> list:
     env, cls, kw = get_parser(strict=True).parse(text)
     if env is not None and env.style == "torch-rank":
         stream = f"rank:{env.rank[4:]}"  # the driver's stream for `[rankN]: ` lines
     rank = env.rank if env is not None else None
     ts = _ts(env.ts) if env is not None else None
-    return asm.feed(no, stream, rank, ts, cls, kw, text)
+    if wrapper_ts is not None and ts is None:
+        ts = wrapper_ts  # what the driver does: fall back to the wrapper's timestamp
+    enveloped = env is not None and env.style != "torch-rank"
+    return asm.feed(no, stream, rank, ts, cls, kw, text, enveloped=enveloped)
 
 
 def assemble_file(path: Path) -> tuple[list[Traceback], TracebackAssembler]:
     asm = TracebackAssembler(path.name)
     out: list = []
     for no, text, wrapper in read_lines(str(path), ReadReport(str(path))):
-        out += _feed(asm, no, wrapper.stream if wrapper is not None else "", text)
+        stream = wrapper.stream if wrapper is not None else ""
+        wrapper_ts = _ts(wrapper.ts) if wrapper is not None else None
+        out += _feed(asm, no, stream, text, wrapper_ts)
     out += asm.finish()
     assert asm.pending() == 0
     return out, asm
@@ -720,3 +727,33 @@ def test_open_records_are_bounded_by_streams():
         _feed(asm, 3 * i + 3, "", "ValueError: x")
         assert asm.pending() == 1
     assert len(asm.finish()) == 1
+
+
+def test_enveloped_is_inferred_from_ts_and_rank_when_not_given():
+    """Without `enveloped`, a line with a timestamp or an SGLang rank is taken as enveloped; a
+    `[rankN]: ` torch prefix is not."""
+    from logparse.events import ExceptionLine, TracebackFrame, TracebackStart
+
+    asm = TracebackAssembler("x.log")
+    ts = datetime(2026, 3, 7, 15, 30, 19)
+    asm.feed(
+        1,
+        "rank:0",
+        "rank0",
+        None,
+        TracebackStart,
+        {},
+        "[rank0]: Traceback (most recent call last):",
+    )
+    asm.feed(
+        2, "rank:0", "rank0", None, TracebackFrame, {"path": "/a.py", "lineno": 1, "func": "f"}, ""
+    )
+    (single,) = asm.feed(
+        3, "", "TP3", ts, ExceptionLine, {"exc_type": "KeyError", "message": "'k'"}, ""
+    )
+    assert (single.rank, single.exc_type, single.headless) == ("TP3", "KeyError", True)
+    asm.feed(
+        4, "rank:0", "rank0", None, ExceptionLine, {"exc_type": "RuntimeError", "message": "x"}, ""
+    )
+    (tb,) = asm.finish()
+    assert (tb.rank, tb.exc_type, len(tb.frames)) == ("rank0", "RuntimeError", 1)

@@ -167,3 +167,33 @@ def test_artifact_uri(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sarif_is_deterministic(fake: None, logs: Path) -> None:
     assert run("logs", "--format", "sarif").stdout == run("logs", "--format", "sarif", "--jobs", "2").stdout
+
+
+def test_whole_corpus_sarif_points_at_the_evidence_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's CI job, `logdiag check logs/ --format sarif --output logdiag.sarif`, on the real
+    corpus with the real catalog: valid SARIF, every region is the evidence's line range, and the
+    lines there are the evidence text."""
+    from tests.conftest import CORPUS
+
+    monkeypatch.chdir(CORPUS.parent)
+    args = ("corpus", "--jobs", "2", "--fail-on", "never")
+    r = run(*args, "--format", "sarif")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    validate(doc)
+    findings = json.loads(run(*args, "--format", "json").stdout)["findings"]
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(findings)
+    raw: dict[str, list[str]] = {}
+    for res, f in zip(results, findings, strict=True):
+        assert res["partialFingerprints"][FINGERPRINT_KEY] == f["fingerprint"]
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == f["path"]
+        if not f["ranges"]:
+            assert "region" not in loc
+            continue
+        regions = [loc["region"]] + [x["physicalLocation"]["region"] for x in res.get("relatedLocations", [])]
+        assert [[g["startLine"], g["endLine"]] for g in regions] == f["ranges"]
+        lines = raw.setdefault(f["path"], (CORPUS.parent / f["path"]).read_text(errors="replace").split("\n"))
+        for ev in f["evidence"]:
+            assert ev["text"].strip() in lines[ev["line"] - 1], (f["name"], ev)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from logparse.events import Event, ExceptionLine, Severity, Traceback
 from logparse.findings import Evidence, Finding
@@ -14,6 +14,8 @@ from logparse.rules.registry import REGISTRY
 if TYPE_CHECKING:
     from logparse.parse import ParsedLog
     from logparse.views import Views
+
+E = TypeVar("E", bound=Event)
 
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 _QUOTED_ID = re.compile(r"'[0-9a-f]{16,}'")
@@ -63,8 +65,12 @@ class Raised:
 class RuleContext:
     log: ParsedLog
     views: Views
-    config: dict[str, Any] = field(default_factory=dict)  # per-rule thresholds: {'spec-low-acceptance': {...}}
-    claimed: set[int] = field(default_factory=set)  # line numbers of events a finding already explains
+    config: dict[str, Any] = field(
+        default_factory=dict
+    )  # per-rule thresholds: {'spec-low-acceptance': {...}}
+    claimed: set[int] = field(
+        default_factory=set
+    )  # line numbers of events a finding already explains
     # Findings of the rules that ran before (fallback rules see every specific rule's findings).
     findings: list[Finding] = field(default_factory=list)
 
@@ -72,7 +78,7 @@ class RuleContext:
         """A per-rule threshold from the configuration (`[tool.logdiag.thresholds.<rule>]`), else the default."""
         return self.config.get(rule_name, {}).get(key, default)
 
-    def unclaimed(self, events: Iterable[Event]) -> list[Event]:
+    def unclaimed(self, events: Iterable[E]) -> list[E]:
         return [e for e in events if e.line not in self.claimed]
 
     # ------------------------------------------------------------------ reading helpers
@@ -81,7 +87,9 @@ class RuleContext:
         """The cleaned text of a (non-hot) line, '' when not kept."""
         return self.log.texts.get(line, "")
 
-    def texts_matching(self, pattern: re.Pattern[str], *, unclaimed: bool = True) -> Iterator[tuple[int, re.Match[str]]]:
+    def texts_matching(
+        self, pattern: re.Pattern[str], *, unclaimed: bool = True
+    ) -> Iterator[tuple[int, re.Match[str]]]:
         """(line, match) for every kept line whose text matches — for messages the grammar has no event
         for (yet). Claimed lines are skipped unless `unclaimed=False`."""
         for no, text in self.log.texts.items():
@@ -111,7 +119,9 @@ class RuleContext:
 
     def traceback_text(self, tb: Traceback) -> str:
         """All kept text lines of a traceback record, joined (its frames, sources and messages)."""
-        return "\n".join(self.log.texts.get(n, "") for n in range(tb.line, (tb.end_line or tb.line) + 1))
+        return "\n".join(
+            self.log.texts.get(n, "") for n in range(tb.line, (tb.end_line or tb.line) + 1)
+        )
 
     # ------------------------------------------------------------------ building findings
 
@@ -126,8 +136,14 @@ class RuleContext:
         if not frames:
             return [(e.line, end)]
         last = frames[-1]
-        exc = next((n for n in range(last + 1, end + 1) if texts.get(n, "")[:1] not in (" ", "\t", "")), None)
-        out = [(e.line, min(e.line + 1, end) if e.line + 1 in frames else e.line), (last, min(last + 1, end))]
+        exc = next(
+            (n for n in range(last + 1, end + 1) if texts.get(n, "")[:1] not in (" ", "\t", "")),
+            None,
+        )
+        out = [
+            (e.line, min(e.line + 1, end) if e.line + 1 in frames else e.line),
+            (last, min(last + 1, end)),
+        ]
         if exc is not None:
             out.append((exc, end))
         elif last + 2 <= end:

@@ -27,8 +27,11 @@ _WORK = re.compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([\w.]+)(?=[
 _RAN = re.compile(r"ran for (\d+) milliseconds")
 _RANK = re.compile(r"\bRank (\d+)\]")
 _LAST = re.compile(r"last completed NCCL work: (\d+)")
-_TIMEOUT_TEXT = re.compile(r"Watchdog caught collective operation timeout|checkTimeout|Timeout at NCCL work|"
-                           r"collective operation timeout|NCCL timeout|timed out after \d+ ?ms", re.I)
+_TIMEOUT_TEXT = re.compile(
+    r"Watchdog caught collective operation timeout|checkTimeout|Timeout at NCCL work|"
+    r"collective operation timeout|NCCL timeout|timed out after \d+ ?ms",
+    re.IGNORECASE,
+)
 
 
 def _timeout_fields(ctx: RuleContext, e: Event) -> tuple[dict[str, Any], list[Event]]:
@@ -37,14 +40,25 @@ def _timeout_fields(ctx: RuleContext, e: Event) -> tuple[dict[str, Any], list[Ev
     out: dict[str, Any] = {}
     extra: list[Event] = []
     if isinstance(e, NcclWatchdogTimeout):
-        for key, attr in (("op", "op"), ("seq", "seq"), ("timeout_ms", "timeout_ms"), ("ran_ms", "ran_ms"),
-                          ("rank", "nccl_rank")):
+        for key, attr in (
+            ("op", "op"),
+            ("seq", "seq"),
+            ("timeout_ms", "timeout_ms"),
+            ("ran_ms", "ran_ms"),
+            ("rank", "nccl_rank"),
+        ):
             v = getattr(e, attr)
             if v is not None:
                 out[key] = v
     text = ctx.text(e.line)
     for key, value in _WORK.findall(text):
-        k = {"SeqNum": "seq", "OpType": "op", "Timeout(ms)": "timeout_ms", "NumelIn": "numel_in", "NumelOut": "numel_out"}[key]
+        k = {
+            "SeqNum": "seq",
+            "OpType": "op",
+            "Timeout(ms)": "timeout_ms",
+            "NumelIn": "numel_in",
+            "NumelOut": "numel_out",
+        }[key]
         if k not in out:
             out[k] = value if k == "op" else int(value) if value.isdigit() else None
     if "ran_ms" not in out and (m := _RAN.search(text)):
@@ -81,7 +95,11 @@ def _timeout_message(f: dict[str, Any]) -> str:
     seq = f" (SeqNum={f['seq']})" if "seq" in f else ""
     ran = f" ran {f['ran_ms']} ms" if "ran_ms" in f else " did not complete"
     limit = f" against Timeout(ms)={f['timeout_ms']}" if "timeout_ms" in f else ""
-    last = f"; the last completed work on this rank is {f['last_completed']}" if "last_completed" in f else ""
+    last = (
+        f"; the last completed work on this rank is {f['last_completed']}"
+        if "last_completed" in f
+        else ""
+    )
     return f"NCCL {op}{seq}{ran}{limit}: the torch NCCL watchdog took the process down{last}"
 
 
@@ -92,12 +110,20 @@ def _timeout_remedy(f: dict[str, Any]) -> str:
         raise_it = f"`--dist-timeout {new}` (seconds; it was {f['timeout_ms'] // 1000})"
     else:
         raise_it = "a higher `--dist-timeout`"
-    return (f"find the rank that never joined the collective{seq}: its log shows the first error or where it hangs "
-            f"(a dead or stuck peer, a slow network); {raise_it} only if the operation is legitimately slow; "
-            "`NCCL_DEBUG=INFO` shows the transport")
+    return (
+        f"find the rank that never joined the collective{seq}: its log shows the first error or where it hangs "
+        f"(a dead or stuck peer, a slow network); {raise_it} only if the operation is legitimately slow; "
+        "`NCCL_DEBUG=INFO` shows the transport"
+    )
 
 
-@rule(code="DIST001", name="nccl-timeout", family="distributed", severity=Severity.ERROR, needs=("events",))
+@rule(
+    code="DIST001",
+    name="nccl-timeout",
+    family="distributed",
+    severity=Severity.ERROR,
+    needs=("events",),
+)
 def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
     """An NCCL collective did not complete within the process-group timeout.
 
@@ -124,29 +150,53 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
     the operation is legitimately slow; check the network and run with `NCCL_DEBUG=INFO`.
     """
     found = False
+    fields: dict[str, Any]
     for e in ctx.log.of(NcclWatchdogTimeout):
         fields, extra = _timeout_fields(ctx, e)
         found = True
-        yield ctx.finding("nccl-timeout", _timeout_message(fields), _timeout_remedy(fields), events=[e, *extra],
-                          data={"nccl_timeout": fields}, fingerprint=f"nccl-timeout|{fields.get('op')}|{fields.get('seq')}")
+        yield ctx.finding(
+            "nccl-timeout",
+            _timeout_message(fields),
+            _timeout_remedy(fields),
+            events=[e, *extra],
+            data={"nccl_timeout": fields},
+            fingerprint=f"nccl-timeout|{fields.get('op')}|{fields.get('seq')}",
+        )
     if not found:
         # A watchdog line the grammar did not recognise (markdown, wrapping): match the text.
         for no, _m in list(ctx.texts_matching(_WD_TEXT)):
             fake = Event(line=no, end_line=no)
             fields, extra = _timeout_fields(ctx, fake)
             found = True
-            yield ctx.finding("nccl-timeout", _timeout_message(fields), _timeout_remedy(fields), events=extra,
-                              lines=[(no, no)], data={"nccl_timeout": fields},
-                              fingerprint=f"nccl-timeout|{fields.get('op')}|{fields.get('seq')}")
+            yield ctx.finding(
+                "nccl-timeout",
+                _timeout_message(fields),
+                _timeout_remedy(fields),
+                events=extra,
+                lines=[(no, no)],
+                data={"nccl_timeout": fields},
+                fingerprint=f"nccl-timeout|{fields.get('op')}|{fields.get('seq')}",
+            )
     # The C++ side: `checkTimeout` stack and the DistBackendError terminate.
-    stack = [e for e in ctx.unclaimed(ctx.log.of(CppStack)) if "checkTimeout" in e.text or "watchdogHandler" in e.text
-             or "ncclCommWatchdog" in e.text]
-    terms = ctx.unclaimed(ctx.log.of(CppTerminate))
-    timeout_terms = [t for t in terms if _TIMEOUT_TEXT.search(t.what)
-                     or (stack and "DistBackendError" in (t.exc_type or "") and 0 < t.line - stack[-1].line <= 12)]
+    stack: list[CppStack] = [
+        e
+        for e in ctx.unclaimed(ctx.log.of(CppStack))
+        if "checkTimeout" in e.text or "watchdogHandler" in e.text or "ncclCommWatchdog" in e.text
+    ]
+    terms: list[CppTerminate] = ctx.unclaimed(ctx.log.of(CppTerminate))
+    timeout_terms = [
+        t
+        for t in terms
+        if _TIMEOUT_TEXT.search(t.what)
+        or (
+            stack and "DistBackendError" in (t.exc_type or "") and 0 < t.line - stack[-1].line <= 12
+        )
+    ]
     # `what():` on the line after the terminate belongs to it.
     for t in list(timeout_terms):
-        timeout_terms.extend(x for x in terms if x.line == t.line + 1 and not x.exc_type and x not in timeout_terms)
+        timeout_terms.extend(
+            x for x in terms if x.line == t.line + 1 and not x.exc_type and x not in timeout_terms
+        )
     if stack or timeout_terms:
         evs: list[Event] = [*stack, *timeout_terms]
         if found:
@@ -154,7 +204,7 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
             ctx.claimed.update(n for e in evs for n in range(e.line, (e.end_line or e.line) + 1))
             return
         what = " ".join(t.what for t in timeout_terms if t.what)
-        fields: dict[str, Any] = {}
+        fields = {}
         if m := _RANK.search(what):
             fields["rank"] = int(m.group(1))
         for key, value in _WORK.findall(what):
@@ -165,48 +215,83 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
             elif key == "Timeout(ms)" and value.isdigit():
                 fields["timeout_ms"] = int(value)
         where = f" on NCCL rank {fields['rank']}" if "rank" in fields else ""
-        message = (f"The NCCL watchdog aborted the process{where}: `checkTimeout` raised c10::DistBackendError (a "
-                   "collective timed out" + (f": {fields['op']} SeqNum={fields['seq']}" if "seq" in fields else "")
-                   + "); the watchdog line with the collective is not in the excerpt")
-        yield ctx.finding("nccl-timeout", message, _timeout_remedy(fields), events=evs, data={"nccl_timeout": fields})
+        message = (
+            f"The NCCL watchdog aborted the process{where}: `checkTimeout` raised c10::DistBackendError (a "
+            "collective timed out"
+            + (f": {fields['op']} SeqNum={fields['seq']}" if "seq" in fields else "")
+            + "); the watchdog line with the collective is not in the excerpt"
+        )
+        yield ctx.finding(
+            "nccl-timeout",
+            message,
+            _timeout_remedy(fields),
+            events=evs,
+            data={"nccl_timeout": fields},
+        )
         return
     for r in ctx.raised():
         if r.event.line in ctx.claimed:
             continue
         if ("DistBackendError" in r.exc_type or "NCCL" in r.text) and _TIMEOUT_TEXT.search(r.text):
             fields = {}
-            yield ctx.finding("nccl-timeout", f"NCCL collective timed out: {r.exc_type}: {r.message.strip()[:200]}",
-                              _timeout_remedy(fields), events=[r.event], data={"nccl_timeout": fields})
+            yield ctx.finding(
+                "nccl-timeout",
+                f"NCCL collective timed out: {r.exc_type}: {r.message.strip()[:200]}",
+                _timeout_remedy(fields),
+                events=[r.event],
+                data={"nccl_timeout": fields},
+            )
 
 
 # --------------------------------------------------------------------------- nccl-error
 
-_NCCL_ERR = re.compile(r"NCCL error|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|"
-                       r"ncclRemoteError|ncclInvalidArgument|unhandled system error|unhandled cuda error|"
-                       r"ncclCommInitRank\w* failed|Failed to (?:initialize|init) NCCL|NCCL communicator was aborted|"
-                       r"NCCL WARN .*(?:failed|error)", re.I)
+_NCCL_ERR = re.compile(
+    r"NCCL error|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|"
+    r"ncclRemoteError|ncclInvalidArgument|unhandled system error|unhandled cuda error|"
+    r"ncclCommInitRank\w* failed|Failed to (?:initialize|init) NCCL|NCCL communicator was aborted|"
+    r"NCCL WARN .*(?:failed|error)",
+    re.IGNORECASE,
+)
 
 
 def _nccl_kind(text: str) -> tuple[str, str]:
     t = text.lower()
     if "unhandled system error" in t or "ncclsystemerror" in t:
-        return "system", ("a system call failed inside NCCL: often /dev/shm too small in a container (docker "
-                          "`--shm-size 16g` or `--ipc=host`), the wrong network interface (`NCCL_SOCKET_IFNAME=<iface>`) "
-                          "or a broken InfiniBand setup (test with `NCCL_IB_DISABLE=1`)")
+        return "system", (
+            "a system call failed inside NCCL: often /dev/shm too small in a container (docker "
+            "`--shm-size 16g` or `--ipc=host`), the wrong network interface (`NCCL_SOCKET_IFNAME=<iface>`) "
+            "or a broken InfiniBand setup (test with `NCCL_IB_DISABLE=1`)"
+        )
     if "unhandled cuda error" in t or "ncclunhandledcudaerror" in t:
-        return "cuda", ("a CUDA call failed inside NCCL: P2P between these GPUs may be broken (test with "
-                        "`NCCL_P2P_DISABLE=1`), or the driver / NCCL versions do not match")
+        return "cuda", (
+            "a CUDA call failed inside NCCL: P2P between these GPUs may be broken (test with "
+            "`NCCL_P2P_DISABLE=1`), or the driver / NCCL versions do not match"
+        )
     if "remote" in t or "connection" in t or "socket" in t:
-        return "remote", ("a peer went away or the network failed: check the other node's log first, then "
-                          "`NCCL_SOCKET_IFNAME` and firewalls")
+        return "remote", (
+            "a peer went away or the network failed: check the other node's log first, then "
+            "`NCCL_SOCKET_IFNAME` and firewalls"
+        )
     if "internal error" in t or "ncclinternalerror" in t:
-        return "internal", "an NCCL internal error: check that every rank runs the same NCCL version"
+        return (
+            "internal",
+            "an NCCL internal error: check that every rank runs the same NCCL version",
+        )
     if "invalid usage" in t or "ncclinvalidusage" in t:
-        return "usage", "NCCL was called inconsistently across ranks (mismatched collectives or device ids)"
+        return (
+            "usage",
+            "NCCL was called inconsistently across ranks (mismatched collectives or device ids)",
+        )
     return "unknown", "the log does not say which NCCL call failed"
 
 
-@rule(code="DIST002", name="nccl-error", family="distributed", severity=Severity.ERROR, needs=("tracebacks",))
+@rule(
+    code="DIST002",
+    name="nccl-error",
+    family="distributed",
+    severity=Severity.ERROR,
+    needs=("tracebacks",),
+)
 def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
     """NCCL reported an error: communicator init failed or a collective failed (not a timeout).
 
@@ -241,8 +326,13 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
         data: dict[str, Any] = {"kind": kind, "exception_type": r.exc_type}
         if m:
             data["nccl_version"] = m.group(1).rstrip(".")
-        yield ctx.finding("nccl-error", f"NCCL error ({kind}): {r.exc_type}: {r.message.strip()[:220]}",
-                          f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}", events=[r.event], data=data)
+        yield ctx.finding(
+            "nccl-error",
+            f"NCCL error ({kind}): {r.exc_type}: {r.message.strip()[:220]}",
+            f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
+            events=[r.event],
+            data=data,
+        )
     for t in ctx.unclaimed(ctx.log.of(CppTerminate)):
         if "DistBackendError" in (t.exc_type or "") or _NCCL_ERR.search(t.what):
             nxt = [x for x in ctx.log.of(CppTerminate) if x.line == t.line + 1 and not x.exc_type]
@@ -250,28 +340,45 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
             if _TIMEOUT_TEXT.search(text):
                 continue
             kind, why = _nccl_kind(text)
-            yield ctx.finding("nccl-error", f"NCCL error ({kind}): the process aborted with {t.exc_type or 'an exception'}"
-                              + (f": {text.strip()[:200]}" if text.strip() else ""),
-                              f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}", events=[t, *nxt],
-                              data={"kind": kind})
+            yield ctx.finding(
+                "nccl-error",
+                f"NCCL error ({kind}): the process aborted with {t.exc_type or 'an exception'}"
+                + (f": {text.strip()[:200]}" if text.strip() else ""),
+                f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
+                events=[t, *nxt],
+                data={"kind": kind},
+            )
     for no, _m in list(ctx.texts_matching(_NCCL_ERR)):
         text = ctx.text(no)
         if _TIMEOUT_TEXT.search(text) or "NCCL INFO" in text:
             continue
         kind, why = _nccl_kind(text)
-        yield ctx.finding("nccl-error", f"NCCL error ({kind}): {text.strip()[:220]}",
-                          f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}", lines=[(no, no)],
-                          data={"kind": kind})
+        yield ctx.finding(
+            "nccl-error",
+            f"NCCL error ({kind}): {text.strip()[:220]}",
+            f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
+            lines=[(no, no)],
+            data={"kind": kind},
+        )
 
 
 # --------------------------------------------------------------------------- custom-allreduce-unavailable
 
-_PEER_ACCESS = re.compile(r"peer access is not supported|cudaErrorPeerAccessUnsupported|P2P access is not supported|"
-                          r"peer mapping resources exhausted|cudaErrorPeerAccess", re.I)
+_PEER_ACCESS = re.compile(
+    r"peer access is not supported|cudaErrorPeerAccessUnsupported|P2P access is not supported|"
+    r"peer mapping resources exhausted|cudaErrorPeerAccess",
+    re.IGNORECASE,
+)
 _AR_TEXTS = {
-    "custom-ar-pcie": re.compile(r"Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs"),
-    "custom-ar-no-p2p": re.compile(r"Custom allreduce is disabled because your platform lacks GPU P2P capability"),
-    "custom-ar-world-size": re.compile(r"Custom allreduce is disabled due to an unsupported world size: (\d+)"),
+    "custom-ar-pcie": re.compile(
+        r"Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs"
+    ),
+    "custom-ar-no-p2p": re.compile(
+        r"Custom allreduce is disabled because your platform lacks GPU P2P capability"
+    ),
+    "custom-ar-world-size": re.compile(
+        r"Custom allreduce is disabled due to an unsupported world size: (\d+)"
+    ),
     "custom-ar-setup-failed": re.compile(r"Setup Custom allreduce failed with (.*?)\. To silence"),
 }
 # Why the NCCL knobs are worth trying on PCIe-only nodes (the finding's remedy).
@@ -285,8 +392,13 @@ PCIE_NCCL_HINT = (
 )
 
 
-@rule(code="DIST003", name="custom-allreduce-unavailable", family="distributed", severity=Severity.ERROR,
-      needs=("events", "tracebacks"))
+@rule(
+    code="DIST003",
+    name="custom-allreduce-unavailable",
+    family="distributed",
+    severity=Severity.ERROR,
+    needs=("events", "tracebacks"),
+)
 def custom_allreduce_unavailable(ctx: RuleContext) -> Iterator[Finding]:
     """SGLang's custom all-reduce kernel cannot be used: peer access fails (error) or the topology rules it out (info).
 
@@ -317,10 +429,15 @@ def custom_allreduce_unavailable(ctx: RuleContext) -> Iterator[Finding]:
         if r.event.line in seen or not _PEER_ACCESS.search(r.text):
             continue
         seen.add(r.event.line)
-        yield ctx.finding("custom-allreduce-unavailable", f"Peer (P2P) access between the GPUs failed: {r.exc_type}: "
-                          f"{r.message.strip()[:200]} — the custom all-reduce cannot work on this topology",
-                          "`--disable-custom-all-reduce` (all-reduce then goes through NCCL); `--enable-p2p-check` makes "
-                          "SGLang test P2P before using it", events=[r.event], data={"reason": "peer-access"})
+        yield ctx.finding(
+            "custom-allreduce-unavailable",
+            f"Peer (P2P) access between the GPUs failed: {r.exc_type}: "
+            f"{r.message.strip()[:200]} — the custom all-reduce cannot work on this topology",
+            "`--disable-custom-all-reduce` (all-reduce then goes through NCCL); `--enable-p2p-check` makes "
+            "SGLang test P2P before using it",
+            events=[r.event],
+            data={"reason": "peer-access"},
+        )
     by_code: dict[str, list[Event]] = {}
     for e in ctx.log.of(KnownMessage):
         if e.code in _AR_TEXTS:
@@ -332,48 +449,82 @@ def custom_allreduce_unavailable(ctx: RuleContext) -> Iterator[Finding]:
                 by_code[code] = [Event(line=n, end_line=n) for n in lines]
     for code, events in by_code.items():
         real = [e for e in events if e.source]
-        lines = [(e.line, e.line) for e in events if not e.source]
+        spans = [(e.line, e.line) for e in events if not e.source]
         size = f"{tp} " if tp else ""
         data: dict[str, Any] = {"reason": code.removeprefix("custom-ar-")}
         if tp:
             data["tp_size"] = tp
         if code == "custom-ar-pcie":
             data["topology"] = "pcie-only"
-            message = (f"Custom all-reduce is disabled: more than two PCIe-only GPUs (no NVLink) in the TP group of "
-                       f"{size}GPUs, so tensor-parallel all-reduce goes through NCCL over PCIe")
+            message = (
+                f"Custom all-reduce is disabled: more than two PCIe-only GPUs (no NVLink) in the TP group of "
+                f"{size}GPUs, so tensor-parallel all-reduce goes through NCCL over PCIe"
+            )
             remedy = PCIE_NCCL_HINT
         elif code == "custom-ar-no-p2p":
             message = "Custom all-reduce is disabled: the GPUs lack P2P capability or the P2P test failed; NCCL does the all-reduce"
-            remedy = ("nothing to fix for correctness; `--disable-custom-all-reduce` silences it; check that the GPUs "
-                      "are not split across VMs/containers without P2P (`nvidia-smi topo -p2p r`)")
+            remedy = (
+                "nothing to fix for correctness; `--disable-custom-all-reduce` silences it; check that the GPUs "
+                "are not split across VMs/containers without P2P (`nvidia-smi topo -p2p r`)"
+            )
         elif code == "custom-ar-world-size":
             m = re.search(r"world size: (\d+)", " ".join(ctx.text(e.line) for e in events))
             if m:
                 data["world_size"] = int(m.group(1))
-            message = (f"Custom all-reduce is disabled for world size {data.get('world_size', '?')} (supported: 2, 4, 6, 8); "
-                       "NCCL does the all-reduce")
+            message = (
+                f"Custom all-reduce is disabled for world size {data.get('world_size', '?')} (supported: 2, 4, 6, 8); "
+                "NCCL does the all-reduce"
+            )
             remedy = "a TP size of 2, 4, 6 or 8 to use it; otherwise `--disable-custom-all-reduce` silences the warning"
         else:
             message = "Custom all-reduce setup failed; SGLang falls back to NCCL"
             remedy = "`--disable-custom-all-reduce` silences it; the error in the message says why the setup failed"
         for e in real:
-            yield ctx.finding("custom-allreduce-unavailable", message, remedy, events=[e], data=dict(data),
-                              severity=Severity.INFO, fingerprint=f"car|{code}")
-        for line in lines:
-            yield ctx.finding("custom-allreduce-unavailable", message, remedy, lines=[line], data=dict(data),
-                              severity=Severity.INFO, fingerprint=f"car|{code}")
+            yield ctx.finding(
+                "custom-allreduce-unavailable",
+                message,
+                remedy,
+                events=[e],
+                data=dict(data),
+                severity=Severity.INFO,
+                fingerprint=f"car|{code}",
+            )
+        for span in spans:
+            yield ctx.finding(
+                "custom-allreduce-unavailable",
+                message,
+                remedy,
+                lines=[span],
+                data=dict(data),
+                severity=Severity.INFO,
+                fingerprint=f"car|{code}",
+            )
 
 
 # --------------------------------------------------------------------------- other-rank-failed
 
-_PEER_LOADING = re.compile(r"TP rank (\d+) could finish the model loading, but there are other ranks")
-_BARRIER = re.compile(r"monitoredBarrier.*?(?:from rank (\d+)|check rank (\d+))|Please check rank (\d+) logs", re.I)
-_TCPSTORE = re.compile(r"TCPStore.*?(Connection reset by peer|Broken pipe|Connection refused|connection closed|"
-                       r"recvValue failed|Socket Timeout|shut down too early)", re.I)
+_PEER_LOADING = re.compile(
+    r"TP rank (\d+) could finish the model loading, but there are other ranks"
+)
+_BARRIER = re.compile(
+    r"monitoredBarrier.*?(?:from rank (\d+)|check rank (\d+))|Please check rank (\d+) logs",
+    re.IGNORECASE,
+)
+_TCPSTORE = re.compile(
+    r"TCPStore.*?(Connection reset by peer|Broken pipe|Connection refused|connection closed|"
+    r"recvValue failed|Socket Timeout|shut down too early)",
+    re.IGNORECASE,
+)
 _RANK_TAG = re.compile(r"\[rank(\d+)\]|\bRank (\d+)\b")
 
 
-@rule(code="DIST004", name="other-rank-failed", family="distributed", severity=Severity.INFO, needs=("events",))
+@rule(
+    code="DIST004",
+    name="other-rank-failed",
+    family="distributed",
+    severity=Severity.INFO,
+    needs=("events",),
+)
 def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
     """A rank reports that a peer failed: the real error is on another rank or node.
 
@@ -404,12 +555,17 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
         if m := _PEER_LOADING.search(r.text):
             seen.add(r.event.line)
             me = int(m.group(1))
-            yield ctx.finding("other-rank-failed", f"TP rank {me} finished loading the model but other ranks did not: the real "
-                              "error is on another rank or node (its log shows the first traceback — e.g. a rank that ran "
-                              "out of memory or could not read the checkpoint); this log only shows the consequence",
-                              "read the other ranks' / nodes' logs for the first error (on multi-node runs, every node's "
-                              "log); this error is only the consequence", events=[r.event], consequence=True,
-                              data={"reporting_rank": me, "look_at": "other ranks"})
+            yield ctx.finding(
+                "other-rank-failed",
+                f"TP rank {me} finished loading the model but other ranks did not: the real "
+                "error is on another rank or node (its log shows the first traceback — e.g. a rank that ran "
+                "out of memory or could not read the checkpoint); this log only shows the consequence",
+                "read the other ranks' / nodes' logs for the first error (on multi-node runs, every node's "
+                "log); this error is only the consequence",
+                events=[r.event],
+                consequence=True,
+                data={"reporting_rank": me, "look_at": "other ranks"},
+            )
         elif m := _BARRIER.search(r.text):
             seen.add(r.event.line)
             peer = next(g for g in m.groups() if g)
@@ -426,22 +582,42 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
         rank_list = sorted(set(ranks))
         from logparse.engine import rank_range
 
-        who = f"ranks {rank_range(f'rank{r}' for r in rank_list).replace('rank', '')}" if rank_list else "this node's ranks"
+        who = (
+            f"ranks {rank_range(f'rank{r}' for r in rank_list).replace('rank', '')}"
+            if rank_list
+            else "this node's ranks"
+        )
         first = ctx.text(tcp[0][0])
         stated = re.search(r"with error: ([^,\n]+)", first)
         reason = (stated.group(1) if stated else tcp[0][1].group(1)).strip()
-        yield ctx.finding("other-rank-failed", f"The TCPStore connection was lost on {who} ({reason}): its server runs with "
-                          "global rank 0 on the master node (`--dist-init-addr`), which went away first. The real error "
-                          "is on another node: look at the log of the node that hosts rank 0",
-                          "read the master node's (rank 0) log for the first error; this is only the consequence",
-                          lines=[(no, no) for no, _ in tcp[:32]], consequence=True,
-                          data={"lost_ranks": rank_list, "look_at": "rank 0 / master node"},
-                          ranks=[f"rank{r}" for r in rank_list])
+        yield ctx.finding(
+            "other-rank-failed",
+            f"The TCPStore connection was lost on {who} ({reason}): its server runs with "
+            "global rank 0 on the master node (`--dist-init-addr`), which went away first. The real error "
+            "is on another node: look at the log of the node that hosts rank 0",
+            "read the master node's (rank 0) log for the first error; this is only the consequence",
+            lines=[(no, no) for no, _ in tcp[:32]],
+            consequence=True,
+            data={"lost_ranks": rank_list, "look_at": "rank 0 / master node"},
+            ranks=[f"rank{r}" for r in rank_list],
+        )
 
 
-def _barrier(ctx: RuleContext, events: list[Event], lines: list[tuple[int, int]], peer: int | None,
-             remedy: str) -> Finding:
+def _barrier(
+    ctx: RuleContext,
+    events: list[Event],
+    lines: list[tuple[int, int]],
+    peer: int | None,
+    remedy: str,
+) -> Finding:
     who = f"rank {peer}" if peer is not None else "a peer rank"
-    return ctx.finding("other-rank-failed", f"A barrier on this rank received errors from {who}: the real error is on "
-                       f"{who} — check its log", remedy, events=events, lines=lines, consequence=True,
-                       data={"look_at": who})
+    return ctx.finding(
+        "other-rank-failed",
+        f"A barrier on this rank received errors from {who}: the real error is on "
+        f"{who} — check its log",
+        remedy,
+        events=events,
+        lines=lines,
+        consequence=True,
+        data={"look_at": who},
+    )

@@ -3,6 +3,7 @@ without an error, and JIT compilation stalls."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -28,10 +29,18 @@ from logparse.views import rank_key
 
 # --------------------------------------------------------------------------- watchdog-timeout
 
-_WD_TEXT = re.compile(r"(?:(\w+) watchdog timeout|Watchdog timeout) \(self\.watchdog_timeout=([\d.]+)")
+_WD_TEXT = re.compile(
+    r"(?:(\w+) watchdog timeout|Watchdog timeout) \(self\.watchdog_timeout=([\d.]+)"
+)
 
 
-@rule(code="HANG001", name="watchdog-timeout", family="hang", severity=Severity.ERROR, needs=("events",))
+@rule(
+    code="HANG001",
+    name="watchdog-timeout",
+    family="hang",
+    severity=Severity.ERROR,
+    needs=("events",),
+)
 def watchdog_timeout(ctx: RuleContext) -> Iterator[Finding]:
     """SGLang's own watchdog found a process making no progress and killed the server.
 
@@ -61,44 +70,78 @@ def watchdog_timeout(ctx: RuleContext) -> Iterator[Finding]:
     pyspy = [e for e in ctx.log.of(KnownMessage) if e.code == "pyspy-failed"]
     debug = [e for e in ctx.log.of(KnownMessage) if e.code == "watchdog-debug-info"]
     jit_open = _open_jit(ctx)
-    events: list[Event] = list(ctx.log.of(SglangWatchdog))
+    events: list[SglangWatchdog] = ctx.log.of(SglangWatchdog)
     fake: list[tuple[int, re.Match[str]]] = []
     if not events:
         fake = list(ctx.texts_matching(_WD_TEXT))
-    items: list[tuple[Event, float | None, bool, str]] = [(e, e.timeout_s, e.soft, e.debug_name) for e in events]
+    items: list[tuple[Event, float | None, bool, str]] = [
+        (e, e.timeout_s, e.soft, e.debug_name) for e in events
+    ]
     for no, m in fake:
-        items.append((Event(line=no, end_line=no), float(m.group(2)), "soft=True" in ctx.text(no), m.group(1) or "Scheduler"))
+        items.append(
+            (
+                Event(line=no, end_line=no),
+                float(m.group(2)),
+                "soft=True" in ctx.text(no),
+                m.group(1) or "Scheduler",
+            )
+        )
     for ev, timeout, soft, who in items:
-        near = [d for d in dumps if abs(d.line - ev.line) <= 20 and (d.rank == ev.rank or not ev.rank)]
+        near = [
+            d for d in dumps if abs(d.line - ev.line) <= 20 and (d.rank == ev.rank or not ev.rank)
+        ]
         size = next((d.batch_size for d in near if d.batch_size is not None), None)
-        extra: list[Event] = near[:2] + [p for p in pyspy if abs(p.line - ev.line) <= 30][:2] + \
-            [d for d in debug if abs(d.line - ev.line) <= 30][:1]
+        extra: list[Event] = (
+            near[:2]
+            + [p for p in pyspy if abs(p.line - ev.line) <= 30][:2]
+            + [d for d in debug if abs(d.line - ev.line) <= 30][:1]
+        )
         t = f"{timeout:g} s" if timeout is not None else "the watchdog timeout"
-        batch = f" with a batch of {size} request(s) stuck in the forward pass" if size is not None else ""
+        batch = (
+            f" with a batch of {size} request(s) stuck in the forward pass"
+            if size is not None
+            else ""
+        )
         kind = "soft watchdog (report only, no kill)" if soft else "watchdog"
         message = f"SGLang's {who} {kind} fired: no progress for {t}{batch}"
         hints = []
         if jit_open:
             j = jit_open[0]
-            hints.append(f"a {j.library} JIT compile ({j.name}) began on line {j.line} and never finished — the likely stall")
+            hints.append(
+                f"a {j.library} JIT compile ({j.name}) began on line {j.line} and never finished — the likely stall"
+            )
         if any(abs(p.line - ev.line) <= 30 for p in pyspy):
             hints.append("py-spy is not installed, so no stack dump was taken")
         if hints:
             message += "; " + "; ".join(hints)
-        remedy_parts = ["read the debug dump / py-spy stacks printed before the kill to see where it is stuck"]
+        remedy_parts = [
+            "read the debug dump / py-spy stacks printed before the kill to see where it is stuck"
+        ]
         if any(abs(p.line - ev.line) <= 30 for p in pyspy):
             remedy_parts.append("`pip install py-spy` so the next timeout dumps the stacks")
         if jit_open:
             remedy_parts.append("warm the JIT cache before serving (see jit-compile-stall)")
         new = int(2 * timeout) if timeout else 600
-        remedy_parts.append(f"`--watchdog-timeout {new}` only if the batch is legitimately slow; often a JIT stall or a dead peer")
+        remedy_parts.append(
+            f"`--watchdog-timeout {new}` only if the batch is legitimately slow; often a JIT stall or a dead peer"
+        )
         data: dict[str, Any] = {"watchdog_timeout_s": timeout, "soft": soft, "process": who}
         if size is not None:
             data["watchdog_batch_size"] = size
-        kwargs: dict[str, Any] = {"events": [ev, *extra]} if ev.source else {"events": extra, "lines": [(ev.line, ev.line)]}
-        yield ctx.finding("watchdog-timeout", message, "; ".join(remedy_parts), data=data,
-                          severity=Severity.WARNING if soft else Severity.ERROR,
-                          ranks=[ev.rank] if ev.rank else [], **kwargs)
+        kwargs: dict[str, Any] = (
+            {"events": [ev, *extra]}
+            if ev.source
+            else {"events": extra, "lines": [(ev.line, ev.line)]}
+        )
+        yield ctx.finding(
+            "watchdog-timeout",
+            message,
+            "; ".join(remedy_parts),
+            data=data,
+            severity=Severity.WARNING if soft else Severity.ERROR,
+            ranks=[ev.rank] if ev.rank else [],
+            **kwargs,
+        )
 
 
 def _open_jit(ctx: RuleContext) -> list[JitCompile]:
@@ -118,20 +161,32 @@ def _open_jit(ctx: RuleContext) -> list[JitCompile]:
 _NOT_READY = re.compile(
     r"(?:server|sglang|engine|endpoint)\b.{0,60}\b(?:not (?:become )?ready|did not (?:become ready|start)|failed to start|"
     r"not healthy)\b.{0,60}\b(?:in time|within|after)\b|timed? ?out (?:while )?waiting for (?:the )?(?:sglang )?server"
-    r"|TimeoutError: .{0,40}server.{0,40}(?:ready|start)", re.I)
+    r"|TimeoutError: .{0,40}server.{0,40}(?:ready|start)",
+    re.IGNORECASE,
+)
 _PHASE_REMEDY = {
-    "dist-init": ("distributed init waits for every rank: check that all nodes started with the same `--nnodes`, "
-                  "`--node-rank`, `--dist-init-addr`, that the address is reachable (firewall) and the right interface "
-                  "is used (`NCCL_SOCKET_IFNAME`); `NCCL_DEBUG=INFO` shows where it waits"),
-    "weight-load": ("weight loading is disk- or network-bound: pre-download the checkpoint to local NVMe "
-                    "(`huggingface-cli download`), avoid network filesystems, or wait"),
+    "dist-init": (
+        "distributed init waits for every rank: check that all nodes started with the same `--nnodes`, "
+        "`--node-rank`, `--dist-init-addr`, that the address is reachable (firewall) and the right interface "
+        "is used (`NCCL_SOCKET_IFNAME`); `NCCL_DEBUG=INFO` shows where it waits"
+    ),
+    "weight-load": (
+        "weight loading is disk- or network-bound: pre-download the checkpoint to local NVMe "
+        "(`huggingface-cli download`), avoid network filesystems, or wait"
+    ),
     "kv-alloc": "KV pool allocation takes seconds; a stall here points at GPU memory pressure — check `nvidia-smi`",
-    "capture": ("CUDA graph capture is normal and can take minutes (more with many batch sizes or draft graphs): wait, "
-                "or shorten it with a lower `--cuda-graph-max-bs`"),
-    "http-server": ("the HTTP server started but the warmup request has not returned: check proxy variables "
-                    "(`no_proxy=127.0.0.1,localhost`) and the schedulers' progress"),
-    "warmup": ("the warmup request has not returned: check proxy variables (`no_proxy=127.0.0.1,localhost`) and the "
-               "schedulers' progress"),
+    "capture": (
+        "CUDA graph capture is normal and can take minutes (more with many batch sizes or draft graphs): wait, "
+        "or shorten it with a lower `--cuda-graph-max-bs`"
+    ),
+    "http-server": (
+        "the HTTP server started but the warmup request has not returned: check proxy variables "
+        "(`no_proxy=127.0.0.1,localhost`) and the schedulers' progress"
+    ),
+    "warmup": (
+        "the warmup request has not returned: check proxy variables (`no_proxy=127.0.0.1,localhost`) and the "
+        "schedulers' progress"
+    ),
 }
 
 
@@ -150,7 +205,7 @@ def _end_ts(ctx: RuleContext) -> datetime | None:
     stamps = [e.ts for e in ctx.log.events if e.ts is not None]
     for cols in (ctx.log.decode, ctx.log.prefill, ctx.log.access):
         if len(cols):
-            best = max((t for t in cols.ts if t == t and t != 0), default=None)
+            best = max((t for t in cols.ts if not math.isnan(t) and t != 0), default=None)
             if best is not None and (ts := from_epoch(best)) is not None:
                 stamps.append(ts)
     # Unrecognised lines keep only their text: read a timestamp from the last few of them.
@@ -175,12 +230,24 @@ def _since(p: Phase, end: datetime | None) -> float | None:
 def _crash_events(ctx: RuleContext, start: int) -> list[Event]:
     from logparse.engine import FATAL_EVENTS
 
-    return [e for e in ctx.log.events if e.line >= start and isinstance(e, (*FATAL_EVENTS, Traceback, ExceptionLine,
-                                                                             ExceptionHeader, SglangWatchdog))]
+    return [
+        e
+        for e in ctx.log.events
+        if e.line >= start
+        and isinstance(
+            e, (*FATAL_EVENTS, Traceback, ExceptionLine, ExceptionHeader, SglangWatchdog)
+        )
+    ]
 
 
-@rule(code="HANG002", name="startup-stalled", family="hang", severity=Severity.WARNING, fallback=True,
-      needs=("timeline", "startup", "findings"))
+@rule(
+    code="HANG002",
+    name="startup-stalled",
+    family="hang",
+    severity=Severity.WARNING,
+    fallback=True,
+    needs=("timeline", "startup", "findings"),
+)
 def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     """The log ends during startup with no error: report the last phase each rank reached, and for how long.
 
@@ -220,8 +287,10 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
             return
         if _crash_events(ctx, start) or any(f.severity == Severity.ERROR for f in ctx.findings):
             return  # the startup ended in an error: that error is the story
-    phases = {r: [p for p in plist if p.start_line >= start or (p.end_line or 0) >= start]
-              for r, plist in startup_phases(log).items()}
+    phases = {
+        r: [p for p in plist if p.start_line >= start or (p.end_line or 0) >= start]
+        for r, plist in startup_phases(log).items()
+    }
     phases = {r: plist for r, plist in phases.items() if plist}
     end_ts = _end_ts(ctx)
     per_rank: dict[str, dict[str, Any]] = {}
@@ -231,22 +300,34 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
         if p is None:
             continue
         since = _since(p, end_ts)
-        info: dict[str, Any] = {"phase": p.name, "complete": p.complete, "line": p.end_line or p.start_line}
+        info: dict[str, Any] = {
+            "phase": p.name,
+            "complete": p.complete,
+            "line": p.end_line or p.start_line,
+        }
         if since is not None:
             info["since_s"] = round(since, 1)
         if p.complete and p.duration_s is not None:
             info["took_s"] = round(p.duration_s, 2)
         per_rank[rank] = info
         evidence.append((info["line"], info["line"]))
-    progress = [b for b in log.of(ProgressBar) if b.line >= start and b.bar_kind == "checkpoint-load" and b.total]
+    progress = [
+        b
+        for b in log.of(ProgressBar)
+        if b.line >= start and b.bar_kind == "checkpoint-load" and b.total
+    ]
     parts = _describe(per_rank)
     order = {name: i for i, name in enumerate(PHASES)}
-    laggard = min(per_rank.values(), key=lambda i: (order.get(i["phase"], 99), i["complete"]), default=None)
+    laggard = min(
+        per_rank.values(), key=lambda i: (order.get(i["phase"], 99), i["complete"]), default=None
+    )
     if laggard is not None:
         fam = _phase_family(laggard["phase"])
-        remedy = _PHASE_REMEDY.get(fam, "the log does not show where startup stopped; run with `--log-level debug`")
+        remedy = _PHASE_REMEDY.get(
+            fam, "the log does not show where startup stopped; run with `--log-level debug`"
+        )
         if laggard["complete"]:
-            remedy = ("the next phase after " + laggard["phase"] + " never began: " + remedy)
+            remedy = "the next phase after " + laggard["phase"] + " never began: " + remedy
     else:
         remedy = "the log does not show a startup phase; run with `--log-level debug` to see where startup stops"
     if not per_rank:
@@ -265,13 +346,27 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     if wrapper:
         no, m = wrapper[0]
         evidence.append((no, no))
-        message = f"A wrapper reports the server was not ready in time (\"{m.group(0)[:80]}\"); last phase reached: {parts}"
-        yield ctx.finding("startup-stalled", message, remedy, lines=sorted(set(evidence)), data=data,
-                          severity=Severity.ERROR, ranks=ranks)
+        message = f'A wrapper reports the server was not ready in time ("{m.group(0)[:80]}"); last phase reached: {parts}'
+        yield ctx.finding(
+            "startup-stalled",
+            message,
+            remedy,
+            lines=sorted(set(evidence)),
+            data=data,
+            severity=Severity.ERROR,
+            ranks=ranks,
+        )
         return
     message = f"The log ends during startup with no error; last phase reached: {parts}"
-    yield ctx.finding("startup-stalled", message, remedy + "; if the process is still running, wait — else the log was cut",
-                      lines=sorted(set(evidence))[:16], data=data, claim=False, ranks=ranks)
+    yield ctx.finding(
+        "startup-stalled",
+        message,
+        remedy + "; if the process is still running, wait — else the log was cut",
+        lines=sorted(set(evidence))[:16],
+        data=data,
+        claim=False,
+        ranks=ranks,
+    )
 
 
 def _describe(per_rank: dict[str, dict[str, Any]]) -> str:
@@ -290,8 +385,11 @@ def _describe(per_rank: dict[str, dict[str, Any]]) -> str:
         if complete and took:
             state += f" after {_span(took)} s"
         if since and max(since) >= 1:
-            state += f", for {_span(since)} s when the log ends" if not complete else \
-                f", then nothing for {_span(since)} s until the log ends"
+            state += (
+                f", for {_span(since)} s when the log ends"
+                if not complete
+                else f", then nothing for {_span(since)} s until the log ends"
+            )
         elif since:
             state += ", when the log ends" if not complete else ", right before the log ends"
         tagged = [r for r in ranks if r != MAIN]
@@ -310,7 +408,13 @@ def _span(values: list[float]) -> str:
 # --------------------------------------------------------------------------- jit-compile-stall
 
 
-@rule(code="HANG003", name="jit-compile-stall", family="hang", severity=Severity.WARNING, needs=("events",))
+@rule(
+    code="HANG003",
+    name="jit-compile-stall",
+    family="hang",
+    severity=Severity.WARNING,
+    needs=("events",),
+)
 def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
     """Requests stall while FlashInfer / Triton / DeepGEMM compile kernels just in time.
 
@@ -352,17 +456,27 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
             continue
         gap = (e.ts - b.ts).total_seconds()
         if gap >= min_gap:
-            yield ctx.finding("jit-compile-stall", f"{b.library} JIT compilation of {b.name or 'kernels'} took {gap:.1f} s "
-                              "(from its 'Loading' to its 'Finished' line): requests in flight waited for it",
-                              _jit_remedy(ctx, b.library), events=[b, e],
-                              data={"jit_compile_s": round(gap, 2), "library": b.library, "op": b.name})
+            yield ctx.finding(
+                "jit-compile-stall",
+                f"{b.library} JIT compilation of {b.name or 'kernels'} took {gap:.1f} s "
+                "(from its 'Loading' to its 'Finished' line): requests in flight waited for it",
+                _jit_remedy(ctx, b.library),
+                events=[b, e],
+                data={"jit_compile_s": round(gap, 2), "library": b.library, "op": b.name},
+            )
     for b in sorted(open_.values(), key=lambda e: e.line):
         later = [x for x in ctx.log.events if x.line > b.line]
         if not later and last_line <= b.line:
             continue  # the excerpt ends right there: nothing shows a stall
         follow = next((x for x in later if x.ts is not None), None)
-        gap = (follow.ts - b.ts).total_seconds() if follow is not None and b.ts is not None and \
-            follow.ts is not None and follow.ts.year == b.ts.year else None
+        gap = (
+            (follow.ts - b.ts).total_seconds()
+            if follow is not None
+            and b.ts is not None
+            and follow.ts is not None
+            and follow.ts.year == b.ts.year
+            else None
+        )
         if gap is not None and gap < min_gap and b.library.lower() == "deepgemm":
             continue
         after = f"; the next line comes {gap:.1f} s later" if gap is not None else ""
@@ -371,15 +485,25 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
         data: dict[str, Any] = {"library": b.library, "op": b.name, "finished": False}
         if gap is not None:
             data["gap_s"] = round(gap, 2)
-        yield ctx.finding("jit-compile-stall", f"{b.library} JIT compilation of {b.name or 'kernels'} began and no 'Finished' "
-                          f"line follows{after}{tail}", _jit_remedy(ctx, b.library), events=[b], data=data)
+        yield ctx.finding(
+            "jit-compile-stall",
+            f"{b.library} JIT compilation of {b.name or 'kernels'} began and no 'Finished' "
+            f"line follows{after}{tail}",
+            _jit_remedy(ctx, b.library),
+            events=[b],
+            data=data,
+        )
 
 
 def _jit_remedy(ctx: RuleContext, library: str) -> str:
     if library.lower() == "deepgemm":
         model = ctx.views.arg("model_path") or "<model>"
         tp = ctx.views.tp_size or "<tp>"
-        return (f"precompile: `python3 -m sglang.compile_deep_gemm --model {model} --tp {tp}` with the launch arguments, "
-                "and keep its cache on a persistent volume")
-    return ("warm the JIT cache before serving: keep `~/.cache/flashinfer` (and `TRITON_CACHE_DIR`) on a persistent volume "
-            "across restarts and send warmup requests covering the shapes")
+        return (
+            f"precompile: `python3 -m sglang.compile_deep_gemm --model {model} --tp {tp}` with the launch arguments, "
+            "and keep its cache on a persistent volume"
+        )
+    return (
+        "warm the JIT cache before serving: keep `~/.cache/flashinfer` (and `TRITON_CACHE_DIR`) on a persistent volume "
+        "across restarts and send warmup requests covering the shapes"
+    )

@@ -11,7 +11,7 @@ from typing import Any
 from logparse.events import Severity, Traceback
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext, mask_numbers
-from logparse.rules.matching import Hit, find_errors, first_sglang_frame, short, traceback_after
+from logparse.rules.matching import Hit, echo_after, find_errors, first_sglang_frame, short, traceback_after
 from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- unsupported-gpu-arch
@@ -122,7 +122,7 @@ def unsupported_gpu_arch(ctx: RuleContext) -> Iterator[Finding]:
         message = (f"{kernel} does not support this GPU architecture: {short(hit.text, 220)}"
                    + (f" (raised in {where})" if where else ""))
         events = [hit.event]
-        after = None if tb is not None else traceback_after(ctx, hit.line, 3, hit.rank)
+        after = echo_after(ctx, tb) if tb is not None else traceback_after(ctx, hit.line, 3, hit.rank)
         if after is not None and after.line not in ctx.claimed:
             events.append(after)  # the scheduler traceback that reports the same failure
         yield ctx.finding("unsupported-gpu-arch", message, remedy, events=events, data=data)
@@ -216,7 +216,7 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
         if "symbol" in data:
             message += f" — {'a CUDA driver API symbol' if data['cause'] == 'driver-api' else 'an ABI mismatch'}"
         events = [h.event for h in group]
-        after = None if hit.traceback is not None else traceback_after(ctx, hit.line, 3, hit.rank)
+        after = echo_after(ctx, hit.traceback) if hit.traceback is not None else traceback_after(ctx, hit.line, 3, hit.rank)
         if after is not None and after.line not in ctx.claimed:
             events.append(after)
         yield ctx.finding("kernel-library-mismatch", message, remedy, events=events, data=data,

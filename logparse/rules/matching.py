@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from logparse.events import Event, LaunchCommand, PythonWarning, Traceback
+from logparse.events import Event, LaunchCommand, PythonWarning, ServerArgs, Traceback
 from logparse.rules.context import RuleContext
 
 # Functions of SGLang's argument handling: a traceback through them is an argument check.
@@ -156,3 +157,57 @@ def python_warnings(ctx: RuleContext, pattern: re.Pattern[str]) -> Iterator[Pyth
     for w in ctx.log.of(PythonWarning):
         if pattern.search(w.message):
             yield w
+
+
+def launch_config(ctx: RuleContext, line: int | None) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The server arguments and environment of the launch that `line` belongs to, when the log holds
+    several launches (pasted commands and `server_args=` lines): the last server command before the
+    line and the `server_args=` printed after that command (snake_case keys; flags without `--`).
+    None when the log holds at most one launch, so callers use the whole-log views."""
+    if line is None:
+        return None
+    commands = [e for e in ctx.log.of(LaunchCommand) if e.program and "bench" not in e.program]
+    args_lines = ctx.log.of(ServerArgs)
+    if len(commands) + len(args_lines) <= 1 or (len(commands) <= 1 and len(args_lines) <= 1):
+        return None
+    before = [c for c in commands if c.line < line]
+    cmd = before[-1] if before else None
+    args: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    if cmd is not None:
+        for flag, value in cmd.flags.items():
+            args[flag.lstrip("-").replace("-", "_")] = value
+        aliases = {"tp": "tp_size", "tensor_parallel_size": "tp_size", "dp": "dp_size", "ep": "ep_size",
+                   "model": "model_path"}
+        for short_name, long_name in aliases.items():
+            if short_name in args and long_name not in args:
+                args[long_name] = args[short_name]
+        env = dict(cmd.env)
+    start = cmd.line if cmd is not None else 0
+    for sa in args_lines:
+        if start < sa.line < line:
+            args.update(sa.args)
+    return args, env
+
+
+def arg_at(ctx: RuleContext, name: str, line: int | None) -> Any:
+    """A server argument of the launch `line` belongs to (see `launch_config`), else of the whole log."""
+    per_launch = launch_config(ctx, line)
+    if per_launch is None:
+        return ctx.views.arg(name)
+    return per_launch[0].get(name)
+
+
+def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Traceback | None:
+    """A traceback cut before its exception line that starts right after `tb` ends: the same failure
+    reported again by the parent process (`Exception in ControllerSingle:` after the worker's own
+    traceback), not a second error."""
+    if tb is None:
+        return None
+    end = tb.end_line or tb.line
+    for other in ctx.log.of(Traceback):
+        if end < other.line <= end + within and other.exc_type is None and other.line not in ctx.claimed:
+            return other
+        if other.line > end + within:
+            break
+    return None

@@ -10,8 +10,8 @@ from typing import Any
 
 from logparse.events import (
     Event,
-    ExitCode,
     ExceptionHeader,
+    ExitCode,
     Killed,
     KnownMessage,
     MambaCacheAllocated,
@@ -39,7 +39,11 @@ from logparse.views import rank_key
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+    return (
+        float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+        else None
+    )
 
 
 def _round_up(x: float, step: float = 0.01) -> float:
@@ -90,8 +94,11 @@ def _int_arg(ctx: RuleContext, name: str) -> int | None:
 
 # --------------------------------------------------------------------------- cuda-oom
 
-_CUDA_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation"
-                       r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|HIP out of memory", re.I)
+_CUDA_OOM = re.compile(
+    r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation"
+    r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|HIP out of memory",
+    re.IGNORECASE,
+)
 _OOM_GPU = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
 _OOM_GPU_ONLY = re.compile(r"GPU (\d+) has a total capac")
 _OOM_TRIED = re.compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
@@ -101,19 +108,48 @@ _MIB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
 # Frame names (function or file) that place an OOM in a phase; checked in this order, because a
 # graph capture runs forward passes and a decode step samples.
 _PHASE_FRAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("cuda-graph-capture", re.compile(r"capture|cuda_graph|graph_runner|init_device_graphs|init_cuda_graphs", re.I)),
-    ("weight-load", re.compile(r"^(load_model|load_weights\w*|_load_weights|weight_loader\w*|get_model|"
-                               r"load_weights_and_postprocess|loader\.py|weight_utils\.py|model_loader.*)$")),
-    ("kv-alloc", re.compile(r"^(init_memory_pool|profile_max_num_token|_create_buffers|memory_pool\.py|"
-                            r"init_kv_cache\w*|alloc_kv\w*)$")),
-    ("sampling", re.compile(r"^(sample|sampler\.py|sampling\.py|top_k_top_p\w*|\w*sampling_from_probs|"
-                            r"min_p_sampling\w*|_sample\w*)$")),
-    ("prefill", re.compile(r"^(forward_extend|forward_prefill_batch|run_prefill\w*|forward_prefill\w*)$")),
+    (
+        "cuda-graph-capture",
+        re.compile(
+            r"capture|cuda_graph|graph_runner|init_device_graphs|init_cuda_graphs", re.IGNORECASE
+        ),
+    ),
+    (
+        "weight-load",
+        re.compile(
+            r"^(load_model|load_weights\w*|_load_weights|weight_loader\w*|get_model|"
+            r"load_weights_and_postprocess|loader\.py|weight_utils\.py|model_loader.*)$"
+        ),
+    ),
+    (
+        "kv-alloc",
+        re.compile(
+            r"^(init_memory_pool|profile_max_num_token|_create_buffers|memory_pool\.py|"
+            r"init_kv_cache\w*|alloc_kv\w*)$"
+        ),
+    ),
+    (
+        "sampling",
+        re.compile(
+            r"^(sample|sampler\.py|sampling\.py|top_k_top_p\w*|\w*sampling_from_probs|"
+            r"min_p_sampling\w*|_sample\w*)$"
+        ),
+    ),
+    (
+        "prefill",
+        re.compile(r"^(forward_extend|forward_prefill_batch|run_prefill\w*|forward_prefill\w*)$"),
+    ),
     ("decode", re.compile(r"^(forward_decode|forward_decode_batch|run_decode\w*|forward_idle)$")),
 )
-_PHASE_OF_STARTUP = {"weight-load": "weight-load", "kv-alloc": "kv-alloc", "capture-target": "cuda-graph-capture",
-                     "capture-draft": "cuda-graph-capture", "capture-draft-extend": "cuda-graph-capture",
-                     "capture-piecewise": "cuda-graph-capture", "capture-prefill": "cuda-graph-capture"}
+_PHASE_OF_STARTUP = {
+    "weight-load": "weight-load",
+    "kv-alloc": "kv-alloc",
+    "capture-target": "cuda-graph-capture",
+    "capture-draft": "cuda-graph-capture",
+    "capture-draft-extend": "cuda-graph-capture",
+    "capture-piecewise": "cuda-graph-capture",
+    "capture-prefill": "cuda-graph-capture",
+}
 
 
 def _oom_numbers(text: str) -> dict[str, Any]:
@@ -130,7 +166,9 @@ def _oom_numbers(text: str) -> dict[str, Any]:
     return out
 
 
-def oom_phase(ctx: RuleContext, tb: Traceback | None, text: str, line: int, rank: str | None) -> tuple[str, str]:
+def oom_phase(
+    ctx: RuleContext, tb: Traceback | None, text: str, line: int, rank: str | None
+) -> tuple[str, str]:
     """(phase, why) of a CUDA OOM: from the traceback frames, the wrapping message, else the startup
     phase the rank was in when the OOM was logged."""
     if tb is not None:
@@ -147,15 +185,23 @@ def oom_phase(ctx: RuleContext, tb: Traceback | None, text: str, line: int, rank
         return "cuda-graph-capture", "the 'Capture … graph failed' wrapper"
     phases = startup_phases(ctx.log)
     for key in ([rank] if rank else []) + ["main"] + sorted(phases):
-        plist = [p for p in phases.get(key, []) if p.start_line < line and (p.end_line is None or p.end_line > line)]
+        plist = [
+            p
+            for p in phases.get(key, [])
+            if p.start_line < line and (p.end_line is None or p.end_line > line)
+        ]
         if plist:
             current = max(plist, key=lambda p: p.start_line)
             if current.name in _PHASE_OF_STARTUP:
-                return _PHASE_OF_STARTUP[current.name], f"startup phase {current.name} in progress on {current.rank}"
+                return _PHASE_OF_STARTUP[
+                    current.name
+                ], f"startup phase {current.name} in progress on {current.rank}"
     return "unknown", "neither the traceback frames nor the surrounding lines show the phase"
 
 
-def _oom_remedy(ctx: RuleContext, phase: str, numbers: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _oom_remedy(
+    ctx: RuleContext, phase: str, numbers: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
     """The remedy for an OOM in this phase, with values from the log. Never 'raise --mem-fraction-static'
     (that is the KV-pool sizing advice, the opposite problem)."""
     data: dict[str, Any] = {}
@@ -169,45 +215,71 @@ def _oom_remedy(ctx: RuleContext, phase: str, numbers: dict[str, Any]) -> tuple[
             step = max(0.02, _round_up((numbers["tried_to_allocate_mib"] / 1024 + 1.0) / total))
         lower_frac = round(max(0.3, frac - step), 2)
         data.update(current_mem_fraction_static=frac, suggested_mem_fraction_static=lower_frac)
-    frac_text = (f"`--mem-fraction-static {lower_frac}` (from {frac})" if lower_frac is not None
-                 else "a lower `--mem-fraction-static` (e.g. 0.8, then 0.7)")
+    frac_text = (
+        f"`--mem-fraction-static {lower_frac}` (from {frac})"
+        if lower_frac is not None
+        else "a lower `--mem-fraction-static` (e.g. 0.8, then 0.7)"
+    )
     if phase == "weight-load":
         tp = ctx.views.tp_size
         more = 2 * tp if tp else 2
         data["suggested_tp_size"] = more
-        return (f"the weights do not fit on {tp or 'the'} GPU(s): shard them over more GPUs (`--tp {more}`) "
-                "or use a quantized checkpoint (FP8 / AWQ / GPTQ)"), data
+        return (
+            f"the weights do not fit on {tp or 'the'} GPU(s): shard them over more GPUs (`--tp {more}`) "
+            "or use a quantized checkpoint (FP8 / AWQ / GPTQ)"
+        ), data
     if phase == "kv-alloc":
-        return (f"{frac_text} so the KV pool is sized below the free memory, and check `nvidia-smi` for other "
-                "processes holding memory on these GPUs"), data
+        return (
+            f"{frac_text} so the KV pool is sized below the free memory, and check `nvidia-smi` for other "
+            "processes holding memory on these GPUs"
+        ), data
     if phase == "cuda-graph-capture":
         bs = ctx.views.cuda_graph_max_bs
         if bs:
             new_bs = max(1, bs // 2)
             data.update(cuda_graph_max_bs=bs, suggested_cuda_graph_max_bs=new_bs)
             return f"`--cuda-graph-max-bs {new_bs}` (captured up to {bs}) and/or {frac_text}", data
-        return f"a lower `--cuda-graph-max-bs` (e.g. half the captured maximum) and/or {frac_text}", data
+        return (
+            f"a lower `--cuda-graph-max-bs` (e.g. half the captured maximum) and/or {frac_text}",
+            data,
+        )
     if phase in ("prefill", "decode", "sampling"):
         limits = _limits(ctx)
-        chunk = (limits.chunked_prefill_size if limits else None) or _int_arg(ctx, "chunked_prefill_size")
-        running = (limits.max_running_requests if limits else None) or _int_arg(ctx, "max_running_requests")
+        chunk = (limits.chunked_prefill_size if limits else None) or _int_arg(
+            ctx, "chunked_prefill_size"
+        )
+        running = (limits.max_running_requests if limits else None) or _int_arg(
+            ctx, "max_running_requests"
+        )
         parts = [frac_text]
         if chunk and chunk > 0:
-            data.update(chunked_prefill_size=chunk, suggested_chunked_prefill_size=max(512, chunk // 2))
+            data.update(
+                chunked_prefill_size=chunk, suggested_chunked_prefill_size=max(512, chunk // 2)
+            )
             parts.append(f"`--chunked-prefill-size {max(512, chunk // 2)}` (from {chunk})")
         else:
             parts.append("a lower `--chunked-prefill-size` (e.g. 4096)")
         if running:
-            data.update(max_running_requests=running, suggested_max_running_requests=max(1, running // 2))
+            data.update(
+                max_running_requests=running, suggested_max_running_requests=max(1, running // 2)
+            )
             parts.append(f"`--max-running-requests {max(1, running // 2)}` (from {running})")
         else:
             parts.append("a lower `--max-running-requests`")
         return ", ".join(parts[:-1]) + " or " + parts[-1], data
-    return (f"{frac_text}; to decide between that and fewer batch sizes / more GPUs the scheduler traceback's frames "
-            "are needed (weight load, KV pool, CUDA graph capture or a forward pass)"), data
+    return (
+        f"{frac_text}; to decide between that and fewer batch sizes / more GPUs the scheduler traceback's frames "
+        "are needed (weight load, KV pool, CUDA graph capture or a forward pass)"
+    ), data
 
 
-@rule(code="MEM001", name="cuda-oom", family="memory", severity=Severity.ERROR, needs=("tracebacks", "timeline"))
+@rule(
+    code="MEM001",
+    name="cuda-oom",
+    family="memory",
+    severity=Severity.ERROR,
+    needs=("tracebacks", "timeline"),
+)
 def cuda_oom(ctx: RuleContext) -> Iterator[Finding]:
     """A CUDA allocation failed: the GPU ran out of memory in a known phase of the run.
 
@@ -249,26 +321,40 @@ def cuda_oom(ctx: RuleContext) -> Iterator[Finding]:
     for ev, tb, text in items:
         yield _oom_finding(ctx, ev, tb, text, lines=())
     # Lines the grammar did not turn into an exception (e.g. a wrapped or prefixed OOM message).
-    for no, _m in list(ctx.texts_matching(re.compile(r"CUDA out of memory|torch\.OutOfMemoryError"))):
+    for no, _m in list(
+        ctx.texts_matching(re.compile(r"CUDA out of memory|torch\.OutOfMemoryError"))
+    ):
         if any(ev.line <= no <= (ev.end_line or ev.line) for ev, _tb, _t in items):
             continue
         fake = Event(line=no, end_line=no)
         yield _oom_finding(ctx, fake, None, ctx.text(no), lines=((no, no),))
 
 
-def _oom_finding(ctx: RuleContext, ev: Event, tb: Traceback | None, text: str,
-                 lines: tuple[tuple[int, int], ...]) -> Finding:
+def _oom_finding(
+    ctx: RuleContext, ev: Event, tb: Traceback | None, text: str, lines: tuple[tuple[int, int], ...]
+) -> Finding:
     numbers = _oom_numbers(text)
     phase, why = oom_phase(ctx, tb, text, ev.line, ev.rank)
     remedy, extra = _oom_remedy(ctx, phase, numbers)
     etype = None
     if tb is not None:
-        etype = next((t for t, m in (*tb.chain, (tb.exc_type or "", tb.message)) if _CUDA_OOM.search(f"{t}: {m}")), tb.exc_type)
+        etype = next(
+            (
+                t
+                for t, m in (*tb.chain, (tb.exc_type or "", tb.message))
+                if _CUDA_OOM.search(f"{t}: {m}")
+            ),
+            tb.exc_type,
+        )
     detail = []
     if "tried_to_allocate_mib" in numbers:
         detail.append(f"tried to allocate {numbers['tried_to_allocate_mib']:.2f} MiB")
     if "gpu" in numbers:
-        cap = f" (total {numbers['total_capacity_gib']:.2f} GiB" if "total_capacity_gib" in numbers else ""
+        cap = (
+            f" (total {numbers['total_capacity_gib']:.2f} GiB"
+            if "total_capacity_gib" in numbers
+            else ""
+        )
         free = f", {numbers['free_mib']:.2f} MiB free" if "free_mib" in numbers else ""
         detail.append(f"on GPU {numbers['gpu']}{cap}{free}{')' if cap else ''}")
     where = "at an unknown phase" if phase == "unknown" else f"during {phase}"
@@ -277,8 +363,15 @@ def _oom_finding(ctx: RuleContext, ev: Event, tb: Traceback | None, text: str,
     if etype:
         data["exception_type"] = etype
     events = [ev] if not lines else []
-    return ctx.finding("cuda-oom", message, remedy, events=events, lines=lines, data=data,
-                       ranks=[ev.rank] if ev.rank else [])
+    return ctx.finding(
+        "cuda-oom",
+        message,
+        remedy,
+        events=events,
+        lines=lines,
+        data=data,
+        ranks=[ev.rank] if ev.rank else [],
+    )
 
 
 # --------------------------------------------------------------------------- kv-pool-no-room
@@ -286,8 +379,13 @@ def _oom_finding(ctx: RuleContext, ev: Event, tb: Traceback | None, text: str,
 _NOT_ENOUGH = re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static")
 
 
-def kv_pool_advice(ctx: RuleContext, rank: str | None, current: float | None, requested: int | None,
-                   profiled: int | None) -> tuple[float | None, dict[str, Any], str]:
+def kv_pool_advice(
+    ctx: RuleContext,
+    rank: str | None,
+    current: float | None,
+    requested: int | None,
+    profiled: int | None,
+) -> tuple[float | None, dict[str, Any], str]:
     """A new --mem-fraction-static from the logged memory numbers, with the arithmetic.
 
     SGLang sizes the KV pool as rest = avail_after_weights − avail_before_weights × (1 − f), so any
@@ -303,10 +401,16 @@ def kv_pool_advice(ctx: RuleContext, rank: str | None, current: float | None, re
     used = before - after
     need = used / before
     data["weights_fraction"] = round(need, 4)
-    why = (f"the weights take {used:.2f} GB of the {before:.2f} GB free before loading ({need:.1%}), so "
-           f"--mem-fraction-static must be above {need:.3f} to leave any room for the KV cache")
-    steps = [f"KV pool = avail_after_weights − avail_before_weights × (1 − f) = {after:.2f} − {before:.2f} × (1 − f) GB, "
-             f"> 0 only for f > {used:.2f} / {before:.2f} = {need:.3f}"]
+    why = (
+        f"the weights take {used:.2f} GB of the {before:.2f} GB free before loading ({need:.1%}), so "
+        f"--mem-fraction-static must be above {need:.3f} to leave any room for the KV cache"
+    )
+    steps = [
+        (
+            f"KV pool = avail_after_weights − avail_before_weights × (1 − f) = {after:.2f} − {before:.2f} × (1 − f) GB, "
+            f"> 0 only for f > {used:.2f} / {before:.2f} = {need:.3f}"
+        )
+    ]
     target = need + 0.05  # room for a minimal pool beyond the weights
     if current is not None and profiled and requested:
         rest = after - before * (1 - current)
@@ -314,15 +418,20 @@ def kv_pool_advice(ctx: RuleContext, rank: str | None, current: float | None, re
             per_token_gb = rest / profiled
             target = max(target, (used + requested * per_token_gb) / before + 0.01)
             data["kv_bytes_per_token"] = round(per_token_gb * (1 << 30))
-            steps.append(f"at f={current} that is {rest:.2f} GB for {profiled} tokens ({data['kv_bytes_per_token']} "
-                         f"bytes/token), so {requested} tokens need f ≥ {(used + requested * per_token_gb) / before:.3f}")
+            steps.append(
+                f"at f={current} that is {rest:.2f} GB for {profiled} tokens ({data['kv_bytes_per_token']} "
+                f"bytes/token), so {requested} tokens need f ≥ {(used + requested * per_token_gb) / before:.3f}"
+            )
     else:
         steps.append(f"plus 0.05 for a minimal pool: {need + 0.05:.3f}")
     if current is not None:
         target = max(target, current + 0.02)
     suggested = min(0.95, _round_up(target))
     data["suggested_mem_fraction_static"] = suggested
-    steps.append(f"suggested f = {suggested}" + (" (capped at 0.95)" if suggested < _round_up(target) else ""))
+    steps.append(
+        f"suggested f = {suggested}"
+        + (" (capped at 0.95)" if suggested < _round_up(target) else "")
+    )
     data["arithmetic"] = "; ".join(steps)
     return suggested, data, why
 
@@ -331,17 +440,27 @@ def _pool_remedy(ctx: RuleContext, suggested: float | None, data: dict[str, Any]
     tp = ctx.views.tp_size
     more = f"`--tp {2 * tp}`" if tp else "more GPUs (`--tp`)"
     if suggested is None:
-        return (f"raise `--mem-fraction-static` (the log does not show the memory numbers to compute it), or {more}, "
-                "a quantized checkpoint or a smaller `--context-length`")
+        return (
+            f"raise `--mem-fraction-static` (the log does not show the memory numbers to compute it), or {more}, "
+            "a quantized checkpoint or a smaller `--context-length`"
+        )
     tight = data.get("weights_fraction", 0) > 0.88
     alt = f"or {more}, a quantized checkpoint or a smaller `--context-length`"
     if tight:
-        return (f"raise `--mem-fraction-static` to {suggested} — that leaves little for activations and CUDA graphs, "
-                f"so prefer {more}, a quantized checkpoint (FP8) or a smaller `--context-length`")
+        return (
+            f"raise `--mem-fraction-static` to {suggested} — that leaves little for activations and CUDA graphs, "
+            f"so prefer {more}, a quantized checkpoint (FP8) or a smaller `--context-length`"
+        )
     return f"raise `--mem-fraction-static` to {suggested} {alt}"
 
 
-@rule(code="MEM002", name="kv-pool-no-room", family="memory", severity=Severity.ERROR, needs=("startup",))
+@rule(
+    code="MEM002",
+    name="kv-pool-no-room",
+    family="memory",
+    severity=Severity.ERROR,
+    needs=("startup",),
+)
 def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
     """The static memory pool leaves no room for the KV cache after the weights are loaded.
 
@@ -371,14 +490,27 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
     for e in ctx.log.of(ProfiledTokensExceeded):
         current = _current_fraction(ctx)
         suggested, data, why = kv_pool_advice(ctx, e.rank, current, e.max_total_tokens, e.profiled)
-        data.update(requested_max_total_tokens=e.max_total_tokens, profiled_max_total_tokens=e.profiled)
+        data.update(
+            requested_max_total_tokens=e.max_total_tokens, profiled_max_total_tokens=e.profiled
+        )
         negative = e.profiled <= 0
-        what = ("KV pool sizing failed{where}: the profiled token budget is" if negative
-                else "KV pool smaller than requested{where}: the profiled token budget is")
-        message = f"{what} {e.profiled} (max_total_tokens={e.max_total_tokens} requested)" + (f"; {why}" if why else "")
-        yield ctx.finding("kv-pool-no-room", message, _pool_remedy(ctx, suggested, data), events=[e], data=data,
-                          severity=Severity.ERROR if negative else Severity.WARNING,
-                          fingerprint=f"profiled|{e.max_total_tokens}|{e.profiled}")
+        what = (
+            "KV pool sizing failed{where}: the profiled token budget is"
+            if negative
+            else "KV pool smaller than requested{where}: the profiled token budget is"
+        )
+        message = f"{what} {e.profiled} (max_total_tokens={e.max_total_tokens} requested)" + (
+            f"; {why}" if why else ""
+        )
+        yield ctx.finding(
+            "kv-pool-no-room",
+            message,
+            _pool_remedy(ctx, suggested, data),
+            events=[e],
+            data=data,
+            severity=Severity.ERROR if negative else Severity.WARNING,
+            fingerprint=f"profiled|{e.max_total_tokens}|{e.profiled}",
+        )
     found: list[tuple[Event, str]] = []
     for r in ctx.raised():
         if _NOT_ENOUGH.search(r.message):
@@ -391,23 +523,40 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
         yield _not_enough(ctx, Event(line=no, end_line=no), ctx.text(no), ((no, no),))
 
 
-def _not_enough(ctx: RuleContext, ev: Event, text: str, lines: tuple[tuple[int, int], ...]) -> Finding:
+def _not_enough(
+    ctx: RuleContext, ev: Event, text: str, lines: tuple[tuple[int, int], ...]
+) -> Finding:
     current = _current_fraction(ctx, text)
     suggested, data, why = kv_pool_advice(ctx, ev.rank, current, None, None)
     stated = f" (--mem-fraction-static={current})" if current is not None else ""
-    message = f"Not enough memory for the KV pool after loading the weights{{where}}{stated}" + (f": {why}" if why else "")
-    return ctx.finding("kv-pool-no-room", message, _pool_remedy(ctx, suggested, data),
-                       events=[] if lines else [ev], lines=lines, data=data, ranks=[ev.rank] if ev.rank else [])
+    message = f"Not enough memory for the KV pool after loading the weights{{where}}{stated}" + (
+        f": {why}" if why else ""
+    )
+    return ctx.finding(
+        "kv-pool-no-room",
+        message,
+        _pool_remedy(ctx, suggested, data),
+        events=[] if lines else [ev],
+        lines=lines,
+        data=data,
+        ranks=[ev.rank] if ev.rank else [],
+    )
 
 
 # --------------------------------------------------------------------------- host-oom
 
 _ERRNO12 = re.compile(r"\[Errno 12\]|Cannot allocate memory|\bENOMEM\b")
-_HOST_POOL = re.compile(r"Not enough host memory available\. Requesting ([\d.]+) GB but only have ([\d.]+) GB free")
-_EXIT_KILL = re.compile(r"exit(?:ed with)? (?:code|status)[:=]? ?(-9|137)\b|terminated with (-9|137)\b|exitcode[=:] ?(-9|137)\b")
-_HOST_REMEDY = ("check `dmesg -T | grep -i -E 'killed process|out of memory'` and the container's memory limit "
-                "(docker `--memory`, k8s `resources.limits.memory`); reduce host-side memory: fewer processes loading "
-                "weights at once, a smaller `--hicache-size`, no `--cpu-offload-gb`")
+_HOST_POOL = re.compile(
+    r"Not enough host memory available\. Requesting ([\d.]+) GB but only have ([\d.]+) GB free"
+)
+_EXIT_KILL = re.compile(
+    r"exit(?:ed with)? (?:code|status)[:=]? ?(-9|137)\b|terminated with (-9|137)\b|exitcode[=:] ?(-9|137)\b"
+)
+_HOST_REMEDY = (
+    "check `dmesg -T | grep -i -E 'killed process|out of memory'` and the container's memory limit "
+    "(docker `--memory`, k8s `resources.limits.memory`); reduce host-side memory: fewer processes loading "
+    "weights at once, a smaller `--hicache-size`, no `--cpu-offload-gb`"
+)
 # Lines after which SGLang kills its own process tree (so the shell's `Killed` is expected).
 _SELF_KILL: tuple[type[Event], ...] = (SigquitReceived, SglangWatchdog, SubprocessCrashed)
 
@@ -431,13 +580,23 @@ def _loading(ctx: RuleContext, line: int) -> bool:
     """Whether weights were being loaded when `line` was printed."""
     for plist in startup_phases(ctx.log).values():
         for p in plist:
-            if p.name == "weight-load" and p.start_line < line and (p.end_line is None or p.end_line > line):
+            if (
+                p.name == "weight-load"
+                and p.start_line < line
+                and (p.end_line is None or p.end_line > line)
+            ):
                 return True
     bars = [b for b in ctx.log.of(ProgressBar) if b.line < line and b.bar_kind == "checkpoint-load"]
     return bool(bars) and (bars[-1].percent or 0) < 100
 
 
-@rule(code="MEM003", name="host-oom", family="memory", severity=Severity.ERROR, needs=("events", "timeline"))
+@rule(
+    code="MEM003",
+    name="host-oom",
+    family="memory",
+    severity=Severity.ERROR,
+    needs=("events", "timeline"),
+)
 def host_oom(ctx: RuleContext) -> Iterator[Finding]:
     """Host (CPU) memory ran out: the kernel OOM killer, `Errno 12`, or HiCache's host pool check.
 
@@ -471,20 +630,39 @@ def host_oom(ctx: RuleContext) -> Iterator[Finding]:
         previous = k.line
         if cause is not None:
             continue  # SGLang's own self-kill: grouped under the root cause by the engine
-        during = "while weights were loading — the kernel OOM killer's signature" if _loading(ctx, k.line) else \
-            "with no SGLang line explaining it (no sigquit / watchdog before it): most likely the kernel OOM killer"
-        yield ctx.finding("host-oom", f"The process was killed (SIGKILL) {during}", _HOST_REMEDY, events=[k],
-                          data={"signal": "SIGKILL", "loading": _loading(ctx, k.line)})
+        during = (
+            "while weights were loading — the kernel OOM killer's signature"
+            if _loading(ctx, k.line)
+            else "with no SGLang line explaining it (no sigquit / watchdog before it): most likely the kernel OOM killer"
+        )
+        yield ctx.finding(
+            "host-oom",
+            f"The process was killed (SIGKILL) {during}",
+            _HOST_REMEDY,
+            events=[k],
+            data={"signal": "SIGKILL", "loading": _loading(ctx, k.line)},
+        )
     for dead in ctx.log.of(SchedulerDead):
         codes = [e for e in ctx.log.of(ExitCode) if dead.line < e.line <= dead.line + 3]
         if codes and codes[0].code in (-9, 137):
-            yield ctx.finding("host-oom", f"Scheduler rank {dead.dead_rank} died with exit code {codes[0].code} (SIGKILL) "
-                              "during initialization: most likely the kernel OOM killer", _HOST_REMEDY,
-                              events=[dead, codes[0]], data={"exit_code": codes[0].code})
+            yield ctx.finding(
+                "host-oom",
+                f"Scheduler rank {dead.dead_rank} died with exit code {codes[0].code} (SIGKILL) "
+                "during initialization: most likely the kernel OOM killer",
+                _HOST_REMEDY,
+                events=[dead, codes[0]],
+                data={"exit_code": codes[0].code},
+            )
     for s in ctx.log.of(SubprocessCrashed):
         if s.exit_code in (-9, 137):
-            yield ctx.finding("host-oom", f"Subprocess {s.name} was killed (exit code {s.exit_code}, SIGKILL): most likely "
-                              "the kernel OOM killer", _HOST_REMEDY, events=[s], data={"exit_code": s.exit_code})
+            yield ctx.finding(
+                "host-oom",
+                f"Subprocess {s.name} was killed (exit code {s.exit_code}, SIGKILL): most likely "
+                "the kernel OOM killer",
+                _HOST_REMEDY,
+                events=[s],
+                data={"exit_code": s.exit_code},
+            )
     for r in _unique(ctx.raised()):
         text = r.text
         if m := _HOST_POOL.search(text):
@@ -494,13 +672,23 @@ def host_oom(ctx: RuleContext) -> Iterator[Finding]:
             if r.traceback is not None:
                 funcs = [f.func for f in r.traceback.frames if f.func]
                 where = f" in {funcs[-1]}" if funcs else ""
-            yield ctx.finding("host-oom", f"Host memory allocation failed{where}: {r.exc_type}: {r.message.strip()}",
-                              _HOST_REMEDY, events=[r.event], data={"errno": 12, "exception_type": r.exc_type})
+            yield ctx.finding(
+                "host-oom",
+                f"Host memory allocation failed{where}: {r.exc_type}: {r.message.strip()}",
+                _HOST_REMEDY,
+                events=[r.event],
+                data={"errno": 12, "exception_type": r.exc_type},
+            )
         elif m2 := _EXIT_KILL.search(text):
             code = int(next(g for g in m2.groups() if g))
-            yield ctx.finding("host-oom", f"A child process died with exit code {code} (SIGKILL): most likely the kernel "
-                              f"OOM killer ({r.exc_type}: {r.message.strip()[:160]})", _HOST_REMEDY, events=[r.event],
-                              data={"exit_code": code})
+            yield ctx.finding(
+                "host-oom",
+                f"A child process died with exit code {code} (SIGKILL): most likely the kernel "
+                f"OOM killer ({r.exc_type}: {r.message.strip()[:160]})",
+                _HOST_REMEDY,
+                events=[r.event],
+                data={"exit_code": code},
+            )
     for no, m in list(ctx.texts_matching(_HOST_POOL)):
         yield _hicache(ctx, Event(line=no, end_line=no), m, ((no, no),))
 
@@ -514,13 +702,23 @@ def _unique(raised: list[Raised]) -> Iterator[Raised]:
     yield from sorted(by_event.values(), key=lambda r: r.event.line)
 
 
-def _hicache(ctx: RuleContext, ev: Event, m: re.Match[str], lines: tuple[tuple[int, int], ...]) -> Finding:
+def _hicache(
+    ctx: RuleContext, ev: Event, m: re.Match[str], lines: tuple[tuple[int, int], ...]
+) -> Finding:
     want, have = float(m.group(1)), float(m.group(2))
     size = max(1, math.floor(have * 0.8))
-    return ctx.finding("host-oom", f"HiCache host pool does not fit: {want:.2f} GB requested, {have:.2f} GB of host memory free",
-                       f"`--hicache-size {size}` (GB, below the {have:.2f} GB free) or a smaller `--hicache-ratio`; "
-                       "check the container memory limit", events=[] if lines else [ev], lines=lines,
-                       data={"hicache": {"requested_gb": want, "free_gb": have}, "suggested_hicache_size_gb": size})
+    return ctx.finding(
+        "host-oom",
+        f"HiCache host pool does not fit: {want:.2f} GB requested, {have:.2f} GB of host memory free",
+        f"`--hicache-size {size}` (GB, below the {have:.2f} GB free) or a smaller `--hicache-ratio`; "
+        "check the container memory limit",
+        events=[] if lines else [ev],
+        lines=lines,
+        data={
+            "hicache": {"requested_gb": want, "free_gb": have},
+            "suggested_hicache_size_gb": size,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- kv-cache-exhausted
@@ -535,12 +733,18 @@ def _running_before(ctx: RuleContext, line: int) -> int | None:
         if n > line:
             break
         v = d.cols["running"][i]
-        if v == v:
+        if not math.isnan(v):
             best = int(v)
     return best
 
 
-@rule(code="MEM004", name="kv-cache-exhausted", family="memory", severity=Severity.WARNING, needs=("serving",))
+@rule(
+    code="MEM004",
+    name="kv-cache-exhausted",
+    family="memory",
+    severity=Severity.WARNING,
+    needs=("serving",),
+)
 def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     """The KV cache pool filled up while serving: requests were retracted, or a batch did not fit.
 
@@ -575,21 +779,36 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
         from logparse.engine import rank_range
 
         where = f" on {rank_range(ranks)}" if ranks else ""
-        message = (f"KV cache pool full while serving{where}: {len(retractions)} retraction line(s), "
-                   f"{total} request(s) retracted and recomputed")
-        yield ctx.finding("kv-cache-exhausted", message, remedy, events=retractions[:32], data=data, ranks=ranks)
+        message = (
+            f"KV cache pool full while serving{where}: {len(retractions)} retraction line(s), "
+            f"{total} request(s) retracted and recomputed"
+        )
+        yield ctx.finding(
+            "kv-cache-exhausted", message, remedy, events=retractions[:32], data=data, ranks=ranks
+        )
     for r in ctx.raised():
         m = _BATCH_OOM.search(r.text)
         if m:
             remedy, data = _kv_room_remedy(ctx, _running_before(ctx, r.event.line))
-            yield ctx.finding("kv-cache-exhausted", f"{m.group(1)} batch did not fit in the KV cache pool and the scheduler "
-                              f"raised ({r.exc_type}: {m.group(0)})", remedy, events=[r.event], data=data,
-                              severity=Severity.ERROR)
+            yield ctx.finding(
+                "kv-cache-exhausted",
+                f"{m.group(1)} batch did not fit in the KV cache pool and the scheduler "
+                f"raised ({r.exc_type}: {m.group(0)})",
+                remedy,
+                events=[r.event],
+                data=data,
+                severity=Severity.ERROR,
+            )
     for e in ctx.unclaimed(ctx.log.of(KnownMessage)):
         if e.code in ("prefill-out-of-memory", "decode-out-of-memory"):
             remedy, data = _kv_room_remedy(ctx, _running_before(ctx, e.line))
-            yield ctx.finding("kv-cache-exhausted", f"{e.text.strip()[:120]} — a batch did not fit in the KV cache pool",
-                              remedy, events=[e], data=data)
+            yield ctx.finding(
+                "kv-cache-exhausted",
+                f"{e.text.strip()[:120]} — a batch did not fit in the KV cache pool",
+                remedy,
+                events=[e],
+                data=data,
+            )
     yield from _pinned_usage(ctx)
 
 
@@ -605,13 +824,19 @@ def _kv_room_remedy(ctx: RuleContext, running: int | None) -> tuple[str, dict[st
         if before:
             new = min(0.95, _round_up(frac + (pool_end[0].avail_mem_gb - 3) / before))
             data.update(current_mem_fraction_static=frac, suggested_mem_fraction_static=new)
-            parts.append(f"`--mem-fraction-static {new}` (from {frac}; {pool_end[0].avail_mem_gb:.2f} GB were left after the pool)")
+            parts.append(
+                f"`--mem-fraction-static {new}` (from {frac}; {pool_end[0].avail_mem_gb:.2f} GB were left after the pool)"
+            )
     if not parts:
-        parts.append("more KV room (a higher `--mem-fraction-static` if memory is left after the pool, FP8 KV cache, more GPUs)")
+        parts.append(
+            "more KV room (a higher `--mem-fraction-static` if memory is left after the pool, FP8 KV cache, more GPUs)"
+        )
     if running:
         cap = max(1, int(running * 0.75))
         data.update(running_when_full=running, suggested_max_running_requests=cap)
-        parts.append(f"`--max-running-requests {cap}` ({running} were running when the pool filled)")
+        parts.append(
+            f"`--max-running-requests {cap}` ({running} were running when the pool filled)"
+        )
     else:
         parts.append("a lower `--max-running-requests`")
     return " or ".join(parts), data
@@ -633,7 +858,7 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
         best: list[int] = []
         for i in rows:
             v = usage[i]
-            if v == v and v >= level:
+            if not math.isnan(v) and v >= level:
                 run.append(i)
                 if len(run) > len(best):
                     best = list(run)
@@ -642,15 +867,22 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
         if len(best) < need:
             continue
         rank = d.ranks.values[code]
-        running = int(d.cols["running"][best[0]]) if d.cols["running"][best[0]] == d.cols["running"][best[0]] else None
+        first_running = d.cols["running"][best[0]]
+        running = None if math.isnan(first_running) else int(first_running)
         queue = d.cols["queue"][best[0]]
         remedy, data = _kv_room_remedy(ctx, running)
         data.update(pinned_lines=len(best), token_usage=round(float(usage[best[0]]), 2))
-        q = f" while {int(queue)} request(s) queue" if queue == queue and queue > 0 else ""
+        q = f" while {int(queue)} request(s) queue" if not math.isnan(queue) and queue > 0 else ""
         lines = [(d.line[i], d.line[i]) for i in best[:8]]
-        yield ctx.finding("kv-cache-exhausted", f"KV cache token usage pinned at {usage[best[0]]:.2f} over {len(best)} "
-                          f"consecutive decode lines{q}: the pool is full", remedy, lines=lines, data=data,
-                          ranks=[rank] if rank else [])
+        yield ctx.finding(
+            "kv-cache-exhausted",
+            f"KV cache token usage pinned at {usage[best[0]]:.2f} over {len(best)} "
+            f"consecutive decode lines{q}: the pool is full",
+            remedy,
+            lines=lines,
+            data=data,
+            ranks=[rank] if rank else [],
+        )
 
 
 # --------------------------------------------------------------------------- mamba-pool-exhausted
@@ -660,11 +892,19 @@ _MAMBA_FULL = re.compile(
     r"out of (?:memory|space|slots)|not enough|insufficient|no (?:free|available|more|space))"
     r"|(?:no|not enough|insufficient) (?:free |available )?(?:(?:space|room|slots?) for (?:the )?)?(?:mamba|ssm)\w* "
     r"(?:slots?|state|cache|pool)"
-    r"|ping[-_ ]?pong\w*[ _](?:\w+[ _]){0,3}?(?:full|exhausted|not enough|no (?:free|available))", re.I)
-_LEAK = re.compile(r"leak detected", re.I)
+    r"|ping[-_ ]?pong\w*[ _](?:\w+[ _]){0,3}?(?:full|exhausted|not enough|no (?:free|available))",
+    re.IGNORECASE,
+)
+_LEAK = re.compile(r"leak detected", re.IGNORECASE)
 
 
-@rule(code="MEM005", name="mamba-pool-exhausted", family="memory", severity=Severity.ERROR, needs=("tracebacks", "serving"))
+@rule(
+    code="MEM005",
+    name="mamba-pool-exhausted",
+    family="memory",
+    severity=Severity.ERROR,
+    needs=("tracebacks", "serving"),
+)
 def mamba_pool_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     """The mamba / SSM state pool of a hybrid model ran out of slots.
 
@@ -694,29 +934,52 @@ def mamba_pool_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     for r in ctx.raised():
         if r.event.line in seen or _LEAK.search(r.text):
             continue
-        mamba_frames = r.traceback is not None and r.exc_type == "AssertionError" and any(
-            "mamba" in (f.path + (f.func or "")).lower() and ("alloc" in (f.func or "") or "radix" in f.path)
-            for f in r.traceback.frames)
+        mamba_frames = (
+            r.traceback is not None
+            and r.exc_type == "AssertionError"
+            and any(
+                "mamba" in (f.path + (f.func or "")).lower()
+                and ("alloc" in (f.func or "") or "radix" in f.path)
+                for f in r.traceback.frames
+            )
+        )
         if _MAMBA_FULL.search(r.text) or mamba_frames:
             seen.add(r.event.line)
             stated = re.search(r"mamba_pool\.size=(\d+)", r.text)
-            fix, info = _mamba_remedy(ctx, int(stated.group(1))) if stated and not size else (remedy, data)
-            yield ctx.finding("mamba-pool-exhausted", f"Mamba state pool exhausted{{where}}: {r.exc_type}: "
-                              f"{r.message.strip()[:200]}", fix, events=[r.event], data=dict(info))
+            fix, info = (
+                _mamba_remedy(ctx, int(stated.group(1))) if stated and not size else (remedy, data)
+            )
+            yield ctx.finding(
+                "mamba-pool-exhausted",
+                f"Mamba state pool exhausted{{where}}: {r.exc_type}: {r.message.strip()[:200]}",
+                fix,
+                events=[r.event],
+                data=dict(info),
+            )
     for no, m in list(ctx.texts_matching(_MAMBA_FULL)):
         if _LEAK.search(ctx.text(no)):
             continue
-        yield ctx.finding("mamba-pool-exhausted", f"Mamba state pool exhausted: {m.group(0)}", remedy, lines=[(no, no)],
-                          data=dict(data))
+        yield ctx.finding(
+            "mamba-pool-exhausted",
+            f"Mamba state pool exhausted: {m.group(0)}",
+            remedy,
+            lines=[(no, no)],
+            data=dict(data),
+        )
     d = ctx.log.decode
     if "mamba_usage" in d.extra:
         col = d.column("mamba_usage")
         pinned = [i for i in range(len(d)) if col[i] == col[i] and col[i] >= 0.99]
         if len(pinned) >= ctx.threshold("mamba-pool-exhausted", "min_lines", 3):
             lines = [(d.line[i], d.line[i]) for i in pinned[:8]]
-            yield ctx.finding("mamba-pool-exhausted", f"Mamba state pool full: `mamba usage` ≥ 0.99 on {len(pinned)} "
-                              "decode lines", remedy, lines=lines, severity=Severity.WARNING,
-                              data={**data, "pinned_lines": len(pinned)})
+            yield ctx.finding(
+                "mamba-pool-exhausted",
+                f"Mamba state pool full: `mamba usage` ≥ 0.99 on {len(pinned)} decode lines",
+                remedy,
+                lines=lines,
+                severity=Severity.WARNING,
+                data={**data, "pinned_lines": len(pinned)},
+            )
 
 
 def _slots_per_request(ctx: RuleContext) -> float | None:
@@ -725,7 +988,11 @@ def _slots_per_request(ctx: RuleContext) -> float | None:
     if "mamba_num" not in d.extra:
         return None
     num, running = d.column("mamba_num"), d.cols["running"]
-    ratios = [num[i] / running[i] for i in range(len(d)) if num[i] == num[i] and running[i] == running[i] and running[i] > 0]
+    ratios = [
+        num[i] / running[i]
+        for i in range(len(d))
+        if not math.isnan(num[i]) and not math.isnan(running[i]) and running[i] > 0
+    ]
     return max(ratios) if ratios else None
 
 
@@ -733,16 +1000,24 @@ def _mamba_remedy(ctx: RuleContext, size: int | None) -> tuple[str, dict[str, An
     if size:
         per = _slots_per_request(ctx) or (2.0 if ctx.views.arg("speculative_algorithm") else 1.0)
         cap = max(1, int(size / per * 0.9))
-        data = {"max_mamba_cache_size": size, "slots_per_request": round(per, 2), "suggested_max_running_requests": cap}
-        return (f"`--max-running-requests {cap}` (the mamba pool has {size} slots, about {per:.1f} per running request) "
-                "or a larger pool (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`)"), data
-    return ("raise the mamba pool size (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`) or lower "
-            "`--max-running-requests`"), {}
+        data = {
+            "max_mamba_cache_size": size,
+            "slots_per_request": round(per, 2),
+            "suggested_max_running_requests": cap,
+        }
+        return (
+            f"`--max-running-requests {cap}` (the mamba pool has {size} slots, about {per:.1f} per running request) "
+            "or a larger pool (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`)"
+        ), data
+    return (
+        "raise the mamba pool size (`--max-mamba-cache-size`, `--mamba-full-memory-ratio`) or lower "
+        "`--max-running-requests`"
+    ), {}
 
 
 # --------------------------------------------------------------------------- memory-leak-detected
 
-_LEAK_TEXT = re.compile(r"(?:memory|pool) leak detected|Mem Leak Detected", re.I)
+_LEAK_TEXT = re.compile(r"(?:memory|pool) leak detected|Mem Leak Detected", re.IGNORECASE)
 _KV = re.compile(r"([\w.()]+)=(-?\d+)")
 
 
@@ -750,7 +1025,13 @@ def _leak_values(text: str) -> dict[str, int]:
     return {k.removeprefix("self.").removesuffix("()"): int(v) for k, v in _KV.findall(text)}
 
 
-@rule(code="MEM006", name="memory-leak-detected", family="memory", severity=Severity.ERROR, needs=("tracebacks",))
+@rule(
+    code="MEM006",
+    name="memory-leak-detected",
+    family="memory",
+    severity=Severity.ERROR,
+    needs=("tracebacks",),
+)
 def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
     """SGLang's own memory self-check found KV / request-pool slots that nobody holds.
 
@@ -775,8 +1056,10 @@ def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
     and the features in use: radix cache, speculative decoding, hybrid/mamba model). Unsetting
     `SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_IDLE` turns the crash back into a warning.
     """
-    remedy = ("not a configuration problem: upgrade SGLang or report upstream with this log and the features in use; "
-              "unset `SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_IDLE` to make the check warn instead of crash")
+    remedy = (
+        "not a configuration problem: upgrade SGLang or report upstream with this log and the features in use; "
+        "unset `SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_IDLE` to make the check warn instead of crash"
+    )
     seen: set[int] = set()
     for r in ctx.raised():
         if r.event.line in seen or not _LEAK_TEXT.search(r.text):
@@ -790,20 +1073,45 @@ def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
         yield _leak(ctx, ctx.text(no), remedy, lines=[(no, no)], raised=False)
 
 
-def _leak(ctx: RuleContext, text: str, remedy: str, *, events: list[Event] | None = None,
-          lines: list[tuple[int, int]] | None = None, raised: bool) -> Finding:
-    pool = re.search(r"(\w+) (?:memory )?leak detected", text, re.I)
-    what = pool.group(1) if pool and pool.group(1).lower() not in ("memory", "mem") else "the KV cache"
+def _leak(
+    ctx: RuleContext,
+    text: str,
+    remedy: str,
+    *,
+    events: list[Event] | None = None,
+    lines: list[tuple[int, int]] | None = None,
+    raised: bool,
+) -> Finding:
+    pool = re.search(r"(\w+) (?:memory )?leak detected", text, re.IGNORECASE)
+    what = (
+        pool.group(1) if pool and pool.group(1).lower() not in ("memory", "mem") else "the KV cache"
+    )
     values = _leak_values(text)
     how = "the scheduler raised and stopped" if raised else "printed as a warning"
     shown = ", ".join(f"{k}={v}" for k, v in list(values.items())[:6])
-    message = f"SGLang's memory self-check found a leak in {what} ({how})" + (f": {shown}" if shown else "")
-    ev = (events or [None])[0]
-    return ctx.finding("memory-leak-detected", message, remedy, events=events or [], lines=lines or [],
-                       data={"pool": what, "values": values, "raised": raised},
-                       fingerprint=f"leak|{what}|{raised}|{mask_numbers(shown)}",
-                       ranks=[ev.rank] if ev is not None and ev.rank else None)
+    message = f"SGLang's memory self-check found a leak in {what} ({how})" + (
+        f": {shown}" if shown else ""
+    )
+    ev = events[0] if events else None
+    return ctx.finding(
+        "memory-leak-detected",
+        message,
+        remedy,
+        events=events or [],
+        lines=lines or [],
+        data={"pool": what, "values": values, "raised": raised},
+        fingerprint=f"leak|{what}|{raised}|{mask_numbers(shown)}",
+        ranks=[ev.rank] if ev is not None and ev.rank else None,
+    )
 
 
-__all__ = ["cuda_oom", "host_oom", "kv_cache_exhausted", "kv_pool_advice", "kv_pool_no_room", "mamba_pool_exhausted",
-           "memory_leak_detected", "oom_phase"]
+__all__ = [
+    "cuda_oom",
+    "host_oom",
+    "kv_cache_exhausted",
+    "kv_pool_advice",
+    "kv_pool_no_room",
+    "mamba_pool_exhausted",
+    "memory_leak_detected",
+    "oom_phase",
+]

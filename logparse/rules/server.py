@@ -89,18 +89,30 @@ def port_in_use(ctx: RuleContext) -> Iterator[Finding]:
     data: dict[str, Any] = {"ports": ports}
     if http_port is not None:
         data["http_port"] = http_port
+    blamed = None
+    for h in hits:
+        if m := re.search(r"(\w+_port)=(\d+) is used by other processes", h.text):
+            blamed = (m.group(1), int(m.group(2)))
+    if blamed:
+        data["conflict"] = {blamed[0]: blamed[1]}
     if ports:
         shown = ", ".join(f"{k}={v}" for k, v in ports.items())
-        num = next(iter(ports.values()))
-        message = f"Port already in use ({shown}): {short(first.text, 160)}"
-        is_http = isinstance(http_port, int) and http_port in ports.values()
-        if is_http or list(ports) == ["port"]:
+        num = blamed[1] if blamed else next(iter(ports.values()))
+        first_text = first.event.text if isinstance(first.event, KnownMessage) else first.text
+        message = f"Port already in use ({shown}): {short(first_text, 160)}"
+        if blamed:
+            message += f" — {blamed[0]}={blamed[1]} is held by another process"
+        internal = bool(blamed) or any(k.endswith("_port") for k in ports)
+        if not internal:
             remedy = (f"stop the process listening on {num} (`ss -ltnp | grep :{num}`) or start on a free port, e.g. "
                       f"`--port {num + 10}`")
         else:
-            remedy = (f"another instance holds an internal port ({shown}): give each instance its own `--port` "
-                      f"(internal ports are derived from it), `--nccl-port` or `--dist-init-addr` port, and unset "
-                      "pinned port environment variables")
+            which = f"{blamed[0]}={blamed[1]}" if blamed else shown
+            base = http_port if isinstance(http_port, int) else ports.get("port_base", 30000)
+            remedy = (f"another process holds SGLang's internal port ({which}; `ss -ltnp | grep :{num}`): stop it, or "
+                      f"give this instance its own port range — `--port {base + 100}` (internal ports are derived from "
+                      "it) or its own `--nccl-port` / `--dist-init-addr` port — and unset pinned port environment "
+                      "variables")
     else:
         message = f"Port already in use: {short(first.text, 160)} (the port number is not in the log)"
         remedy = ("find the process holding SGLang's ports (`ss -ltnp`) and stop it, or start on a free `--port`; "

@@ -24,7 +24,9 @@ from logparse.events import (
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
+    arg_at,
     find_errors,
+    launch_config,
     first_sglang_frame,
     frame_files,
     frame_funcs,
@@ -83,25 +85,37 @@ class SpecConfig:
         return d + 1 if d else None
 
 
-def spec_config(ctx: RuleContext) -> SpecConfig:
+def spec_config(ctx: RuleContext, line: int | None = None) -> SpecConfig:
+    """The speculative configuration of the whole log, or of the launch `line` belongs to when the log
+    holds several launches."""
     v = ctx.views
     cfg = SpecConfig()
-    alg = v.arg("speculative_algorithm")
+    per_launch = launch_config(ctx, line)
+    if per_launch is not None:
+        largs, env = per_launch
+
+        def arg(name: str) -> Any:
+            return largs.get(name)
+    else:
+        arg = v.arg
+        # the pasted command's environment only: `views.env_vars` also takes names that warnings merely
+        # suggest ("You can set env SGLANG_ENABLE_SPEC_V2=True …")
+        env = v.launch_env
+    alg = arg("speculative_algorithm")
     cfg.algorithm = str(alg) if alg not in (None, "None", "") else None
-    draft = v.arg("speculative_draft_model_path")
+    draft = arg("speculative_draft_model_path")
     cfg.draft_model = str(draft) if draft not in (None, "None", "") else None
-    cfg.num_steps = _int(v.arg("speculative_num_steps"))
-    cfg.topk = _int(v.arg("speculative_eagle_topk"))
-    cfg.num_draft_tokens = _int(v.arg("speculative_num_draft_tokens"))
-    env = v.env_vars
+    cfg.num_steps = _int(arg("speculative_num_steps"))
+    cfg.topk = _int(arg("speculative_eagle_topk"))
+    cfg.num_draft_tokens = _int(arg("speculative_num_draft_tokens"))
     flag = env.get("SGLANG_ENABLE_SPEC_V2")
     if flag is not None:
         cfg.spec_v2 = flag.strip().lower() in ("1", "true", "yes", "on")
         cfg.spec_v2_source = f"SGLANG_ENABLE_SPEC_V2={flag}"
-    if v.arg("enable_beta_spec") is True:
+    if arg("enable_beta_spec") is True:
         cfg.spec_v2, cfg.spec_v2_source = True, "--enable-beta-spec"
     for e in ctx.log.of(KnownMessage):
-        if e.code == "spec-v2-enabled" and cfg.spec_v2 is None:
+        if e.code == "spec-v2-enabled" and cfg.spec_v2 is None and (line is None or e.line < line):
             cfg.spec_v2, cfg.spec_v2_source = True, f"line {e.line}: spec v2 is enabled"
     if cfg.algorithm:
         cfg.configured = True
@@ -188,8 +202,8 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
     `--speculative-eagle-topk 1` with `--speculative-num-draft-tokens` = steps + 1, or turn spec v2
     off (unset `SGLANG_ENABLE_SPEC_V2`).
     """
-    cfg = spec_config(ctx)
     for hit in find_errors(ctx, _TOPK_CHECK):
+        cfg = spec_config(ctx, hit.line)
         data = _topk_data(cfg)
         data["stage"] = "argument check"
         where = f" (set by {cfg.spec_v2_source})" if cfg.spec_v2_source else ""
@@ -197,6 +211,7 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
         message = (f"Spec v2{where} refuses topk > 1{topk}: {short(hit.text, 160)}")
         yield ctx.finding("spec-v2-topk-conflict", message, _topk_remedy(cfg), events=[hit.event], data=data)
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        cfg = spec_config(ctx, tb.line)
         files = frame_files(tb)
         funcs = frame_funcs(tb)
         text = f"{tb.exc_type or ''}: {tb.message}"
@@ -248,9 +263,9 @@ _MAMBA = re.compile(
     r"|Disabling radix cache since speculative decoding for (\S+) is not supported with radix cache")
 
 
-def _mamba_remedy(ctx: RuleContext, text: str, cfg: SpecConfig) -> tuple[str, dict[str, Any]]:
+def _mamba_remedy(ctx: RuleContext, text: str, cfg: SpecConfig, line: int) -> tuple[str, dict[str, Any]]:
     data: dict[str, Any] = {}
-    strategy = ctx.views.arg("mamba_scheduler_strategy")
+    strategy = arg_at(ctx, "mamba_scheduler_strategy", line)
     if strategy:
         data["mamba_scheduler_strategy"] = strategy
     v2 = "" if cfg.spec_v2 else " and `SGLANG_ENABLE_SPEC_V2=1`"
@@ -266,7 +281,7 @@ def _mamba_remedy(ctx: RuleContext, text: str, cfg: SpecConfig) -> tuple[str, di
         return "`--mamba-scheduler-strategy extra_buffer`", data
     if m := re.search(r"mamba_track_interval (\d+) must be greater than or equal to speculative_num_draft_tokens (\d+)", text):
         need = int(m.group(2))
-        page = _int(ctx.views.arg("page_size")) or 1
+        page = _int(arg_at(ctx, "page_size", line)) or 1
         value = math.ceil(need / page) * page
         data.update(mamba_track_interval=int(m.group(1)), needed=value)
         return f"`--mamba-track-interval {value}` (≥ speculative_num_draft_tokens {need}, a multiple of page_size {page})", data
@@ -307,10 +322,10 @@ def spec_mamba_extra_buffer(ctx: RuleContext) -> Iterator[Finding]:
     `--mamba-scheduler-strategy extra_buffer` (with `SGLANG_ENABLE_SPEC_V2=1` where the message asks
     for it), or the combination the sibling message allows.
     """
-    cfg = spec_config(ctx)
     warned = False
     for hit in find_errors(ctx, _MAMBA):
-        remedy, data = _mamba_remedy(ctx, hit.text, cfg)
+        cfg = spec_config(ctx, hit.line)
+        remedy, data = _mamba_remedy(ctx, hit.text, cfg, hit.line)
         is_warning = "Disabling radix cache since" in hit.text and hit.traceback is None
         if is_warning:
             if warned:
@@ -362,8 +377,8 @@ def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
     the matching `--speculative-algorithm`; for a capture failure see the exception (lower
     `--cuda-graph-max-bs`, or `--speculative-num-steps`).
     """
-    cfg = spec_config(ctx)
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        cfg = spec_config(ctx, tb.line)
         files = frame_files(tb)
         funcs = frame_funcs(tb)
         text = f"{tb.exc_type}: {tb.message}" if tb.exc_type else ""
@@ -455,11 +470,11 @@ def spec_config_invalid(ctx: RuleContext) -> Iterator[Finding]:
     **Fix**
     The combination the message allows (the finding names the flags for the known checks).
     """
-    cfg = spec_config(ctx)
     for r in ctx.raised():
         ev = r.traceback or r.event
         if ev.line in ctx.claimed:
             continue
+        cfg = spec_config(ctx, ev.line)
         tb = r.traceback
         funcs = frame_funcs(tb)
         bare_spec_assert = (r.exc_type == "AssertionError" and not r.message.strip()

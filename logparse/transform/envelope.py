@@ -98,6 +98,7 @@ class EnvelopeCallbacks:
         level = body[0]
         parts = body[1:].split()
         ts = None
-        if len(parts) >= 3 and len(parts[0]) == 4:
-            ts = f"{parts[0][:2]}-{parts[0][2:]} {parts[1][:8]}"
+        if len(parts) >= 3 and len(parts[0]) in (3, 4):
+            mmdd = parts[0].zfill(4)
+            ts = f"{mmdd[:2]}-{mmdd[2:]} {parts[1][:8]}"
         return Envelope(ts, rank, level, "c10d")

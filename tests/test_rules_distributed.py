@@ -1,0 +1,211 @@
+"""Distributed rules: nccl-timeout (collective, seq, timeout), nccl-error (by kind), custom-allreduce-
+unavailable (error on peer access, info with NCCL advice on PCIe-only nodes), other-rank-failed
+(a consequence that points at the other rank / node)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logparse.engine import Analysis, analyze
+from logparse.events import Severity
+from logparse.findings import Finding
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "rules"
+CORPUS = REPO.parent / "shared" / "corpus"
+SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+FAMILY = ["nccl-timeout", "nccl-error", "custom-allreduce-unavailable", "other-rank-failed"]
+
+
+def write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "run.log"
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def only(a: Analysis, name: str) -> Finding:
+    found = [f for f in a.all_findings() if f.name == name]
+    assert len(found) == 1, [(f.name, f.message) for f in a.all_findings()]
+    return found[0]
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_fixtures(name: str) -> None:
+    assert name in analyze(str(FIXTURES / name / "bad.log")).fired()
+    assert name not in analyze(str(FIXTURES / name / "good.log")).fired()
+
+
+# --------------------------------------------------------------------------- nccl-timeout
+
+
+def test_nccl_timeout_fields_from_a_hard_wrapped_watchdog_line() -> None:
+    a = analyze(str(CORPUS / "dev-027.log"))
+    f = only(a, "nccl-timeout")
+    nt = f.data["nccl_timeout"]
+    assert {k: nt[k] for k in ("op", "seq", "timeout_ms", "ran_ms", "rank")} == {
+        "op": "_ALLGATHER_BASE",
+        "seq": 151721,
+        "timeout_ms": 600000,
+        "ran_ms": 600049,
+        "rank": 4,
+    }
+    assert nt["last_completed"] == 151720
+    assert "_ALLGATHER_BASE (SeqNum=151721) ran 600049 ms against Timeout(ms)=600000" in f.message
+    assert "`--dist-timeout 1200`" in f.remedy and "SeqNum=151721" in f.remedy
+    assert a.outcome == "hung" and a.root_cause is f
+    assert not {"nccl-error", "watchdog-timeout"} & a.fired()
+
+
+def test_nccl_timeout_from_the_cpp_abort_only() -> None:
+    a = analyze(str(CORPUS / "dev-039.log"))
+    f = only(a, "nccl-timeout")
+    assert f.data["nccl_timeout"] == {"rank": 15}
+    assert "checkTimeout" in f.message and "not in the excerpt" in f.message
+    assert "nccl-error" not in a.fired()
+    assert a.outcome == "hung"
+
+
+WATCHDOG_8 = "".join(
+    f"[rank{r}]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation "
+    f"timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, "
+    f"Timeout(ms)=600000) ran for {600061 + r} milliseconds before timing out.\n"
+    for r in range(8)
+)
+
+
+def test_nccl_timeout_groups_ranks(tmp_path: Path) -> None:
+    f = only(analyze(write(tmp_path, WATCHDOG_8)), "nccl-timeout")
+    assert f.count == 8
+    assert "8 times" in f.message and f.data["nccl_timeout"]["op"] == "_REDUCE_SCATTER_BASE"
+
+
+# --------------------------------------------------------------------------- nccl-error
+
+
+def test_nccl_error_kind_and_remedy() -> None:
+    a = analyze(str(FIXTURES / "nccl-error" / "bad.log"))
+    f = a.root_cause
+    assert f is not None and f.name == "nccl-error"
+    assert f.data["kind"] == "system" and f.count == 2 and f.ranks == ["TP2", "TP3"]
+    assert (
+        "NCCL_DEBUG=INFO" in f.remedy
+        and "--shm-size" in f.remedy
+        and "NCCL_SOCKET_IFNAME" in f.remedy
+    )
+    assert a.outcome == "crashed-at-startup"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+            "cuda",
+        ),
+        (
+            (
+                "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process exited or there "
+                "was a network error, NCCL version 2.21.5"
+            ),
+            "remote",
+        ),
+        (
+            "RuntimeError: NCCL error: internal error - please report this issue to the NCCL developers",
+            "internal",
+        ),
+    ],
+)
+def test_nccl_error_kinds(tmp_path: Path, text: str, kind: str) -> None:
+    log = (
+        f"[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/distributed/parallel_state.py", line 412, in all_reduce\n    torch.distributed.all_reduce(x)\n'
+        f"{text}\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "nccl-error")
+    assert f.data["kind"] == kind
+
+
+def test_nccl_lines_that_are_not_errors() -> None:
+    for name in ("dev-031", "dev-032", "dev-042"):
+        assert "nccl-error" not in analyze(str(CORPUS / f"{name}.log")).fired(), name
+
+
+# --------------------------------------------------------------------------- custom-allreduce-unavailable
+
+
+def test_pcie_only_is_info_with_nccl_advice() -> None:
+    a = analyze(str(CORPUS / "dev-041.log"))
+    f = only(a, "custom-allreduce-unavailable")
+    assert f.severity == Severity.INFO and a.root_cause is None
+    assert f.ranks == ["TP0", "TP1", "TP2", "TP3"] and f.count == 4
+    assert f.data["topology"] == "pcie-only" and f.data["tp_size"] == 4
+    for knob in ("NCCL_P2P_LEVEL", "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS"):
+        assert knob in f.remedy
+    assert "NCCL over PCIe" in f.message
+    assert a.outcome == "ready"
+
+
+def test_peer_access_failure_is_an_error(tmp_path: Path) -> None:
+    log = (
+        f"[2026-03-07 15:30:19 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/distributed/device_communicators/custom_all_reduce.py", line 140, in __init__\n'
+        "    handles, offsets = self._get_ipc_meta(self.meta)\n"
+        "RuntimeError: CUDART error: peer access is not supported between these two devices\n"
+    )
+    a = analyze(write(tmp_path, log))
+    f = only(a, "custom-allreduce-unavailable")
+    assert f.severity == Severity.ERROR and a.root_cause is f
+    assert "--disable-custom-all-reduce" in f.remedy
+
+
+def test_multinode_notice_is_not_reported() -> None:
+    assert "custom-allreduce-unavailable" not in analyze(str(CORPUS / "dev-032.log")).fired()
+
+
+# --------------------------------------------------------------------------- other-rank-failed
+
+
+def test_other_rank_failed_points_elsewhere_and_is_never_root() -> None:
+    a = analyze(str(CORPUS / "dev-042.log"))
+    f = only(a, "other-rank-failed")
+    assert f.consequence and a.root_cause is None
+    assert "real error is on another rank or node" in f.message
+    assert not {"scheduler-crash", "model-load-failure"} & a.fired()
+
+
+def test_tcpstore_reset_names_the_lost_ranks() -> None:
+    a = analyze(str(CORPUS / "dev-031.log"))
+    f = only(a, "other-rank-failed")
+    assert f.data["lost_ranks"] == [8, 9, 10, 11, 12]
+    assert (
+        "ranks 8–12" in f.message
+        and "Connection reset by peer" in f.message
+        and "rank 0" in f.message
+    )
+    assert a.root_cause is None and a.outcome is None
+
+
+def test_monitored_barrier(tmp_path: Path) -> None:
+    log = (
+        "[rank3]:[E1206 18:44:12.715 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but "
+        "received errors while waiting for send/recv from rank 0. Please check rank 0 logs for fault\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "other-rank-failed")
+    assert f.data["look_at"] == "rank 0" and f.consequence
+
+
+def test_other_rank_failed_nests_under_a_root_cause(tmp_path: Path) -> None:
+    log = (
+        f"[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/managers/scheduler.py", line 3183, in run_scheduler_process\n    scheduler = Scheduler(\n'
+        f'  File "{SG}/model_executor/model_runner.py", line 512, in load_model\n    self.model = get_model(\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB.\n\n"
+        f"[2026-03-07 15:30:21 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/model_executor/model_runner.py", line 417, in load_model\n    raise ValueError(\n'
+        "ValueError: TP rank 1 could finish the model loading, but there are other ranks that didn't finish loading.\n"
+    )
+    a = analyze(write(tmp_path, log))
+    assert a.root_cause is not None and a.root_cause.name == "cuda-oom"
+    assert [c.name for c in a.root_cause.consequences] == ["other-rank-failed"]

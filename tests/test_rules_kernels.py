@@ -1,0 +1,137 @@
+"""Kernels family: unsupported-gpu-arch, kernel-library-mismatch, illegal-memory-access."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from logparse.engine import analyze
+from tests.conftest import CORPUS
+
+SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+
+
+def run(tmp_path: Path, text: str, name: str = "x.log"):
+    p = tmp_path / name
+    p.write_text(text)
+    a = analyze(str(p))
+    assert not a.rule_errors, a.rule_errors
+    return a
+
+
+def named(a, name: str):
+    return [f for f in a.all_findings() if f.name == name]
+
+
+# --------------------------------------------------------------------------- unsupported-gpu-arch
+
+
+def test_trtllm_gen_on_wrong_arch_points_at_attention_backend() -> None:
+    a = analyze(str(CORPUS / "dev-010.log"))
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["kernel"] == "TllmGenFmhaRunner"
+    assert f.data["flag"] == "--attention-backend"
+    assert "--attention-backend flashinfer" in f.remedy
+    # the cut scheduler traceback it belongs to is explained, so the fallback does not fire
+    assert "scheduler-crash" not in a.fired()
+    assert a.root_cause is f
+
+
+def test_no_kernel_image_names_the_kernel_and_claims_the_echoed_traceback() -> None:
+    a = analyze(str(CORPUS / "dev-036.log"))
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["kernel"] == "RMSNorm"
+    assert "sgl-kernel" in f.remedy
+    assert {"kernel-library-mismatch", "illegal-memory-access", "scheduler-crash"}.isdisjoint(a.fired())
+
+
+def test_arch_message_variants(tmp_path: Path) -> None:
+    text = (
+        f"[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/managers/scheduler.py", line 3183, in run_scheduler_process\n'
+        f"    scheduler = Scheduler(\n"
+        f'  File "{SG}/layers/quantization/fp8.py", line 210, in __init__\n'
+        f"    raise RuntimeError(\n"
+        f"RuntimeError: MXFP8 MoE quantization requires SM100.\n\n"
+    )
+    a = run(tmp_path, text)
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data.get("gpu_sm") == 100 or "SM100" in f.message
+
+
+def test_gpu_sm_is_read_from_the_message(tmp_path: Path) -> None:
+    text = ("/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning: \n"
+            "RuntimeError: NVIDIA RTX PRO 6000 Blackwell with CUDA capability sm_120 is not compatible with the current "
+            "PyTorch installation.\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["gpu_sm"] == 120
+
+
+# --------------------------------------------------------------------------- kernel-library-mismatch
+
+
+def test_driver_api_symbol() -> None:
+    a = analyze(str(CORPUS / "dev-005.log"))
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data == {"library": "sgl_kernel", "symbol": "cuGreenCtxStreamCreate", "cause": "driver-api"}
+    assert "driver" in f.remedy
+    assert "unsupported-gpu-arch" not in a.fired()
+
+
+def test_torch_abi_symbol(tmp_path: Path) -> None:
+    text = ("Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.12/site-packages/sgl_kernel/__init__.py", line 5, in <module>\n'
+            "    from sgl_kernel import common_ops\n"
+            "ImportError: /opt/venv/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+            "_ZN3c104cuda9SetDeviceEa\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data["cause"] == "torch-abi"
+    assert "torch" in f.remedy
+
+
+def test_common_ops_critical_line(tmp_path: Path) -> None:
+    a = run(tmp_path, "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n")
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data["library"] == "sgl_kernel"
+
+
+# --------------------------------------------------------------------------- illegal-memory-access
+
+
+def test_ima_names_the_backend_of_the_traceback() -> None:
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/rules/illegal-memory-access/bad.log"))
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["backend"] == "FlashInfer"
+    assert "--attention-backend triton" in f.remedy
+    assert "CUDA_LAUNCH_BLOCKING=1" in f.remedy
+    assert "scheduler-crash" not in a.fired()  # the fallback order: illegal-memory-access claims it first
+
+
+def test_ima_is_not_reported_when_deepgemm_explains_the_launch_failure() -> None:
+    a = analyze(str(CORPUS / "dev-044.log"))
+    assert "illegal-memory-access" not in a.fired()
+    assert a.root_cause is not None and a.root_cause.name == "deepgemm-scale-format"
+
+
+def test_device_asserts_printed_per_thread_are_one_finding(tmp_path: Path) -> None:
+    lines = [f"/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [{i},0,0], thread: [{t},0,0] "
+             "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed."
+             for i in range(3) for t in range(4)]
+    a = run(tmp_path, "\n".join(lines) + "\n")
+    found = named(a, "illegal-memory-access")
+    assert len(found) == 1
+    assert found[0].data.get("lines") == 12
+
+
+def test_ima_without_a_backend_says_how_to_find_it(tmp_path: Path) -> None:
+    text = (f"[2026-03-02 10:00:01 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 3306, in run_scheduler_process\n'
+            f"    scheduler.event_loop_normal()\n"
+            f'  File "{SG}/managers/scheduler.py", line 1050, in event_loop_normal\n'
+            f"    result = self.run_batch(batch)\n"
+            f"RuntimeError: CUDA error: an illegal memory access was encountered\n\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["backend"] is None
+    assert "CUDA_LAUNCH_BLOCKING=1" in f.remedy

@@ -1,0 +1,385 @@
+"""Memory rules: cuda-oom (phase and phase-specific remedy), kv-pool-no-room (a computed
+--mem-fraction-static), host-oom vs SGLang's self-kill, kv-cache-exhausted, mamba-pool-exhausted,
+memory-leak-detected — on their fixtures, corpus excerpts and small written logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logparse.engine import Analysis, analyze
+from logparse.events import Severity
+from logparse.findings import Finding
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "rules"
+CORPUS = REPO.parent / "shared" / "corpus"
+SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+FAMILY = [
+    "cuda-oom",
+    "kv-pool-no-room",
+    "host-oom",
+    "kv-cache-exhausted",
+    "mamba-pool-exhausted",
+    "memory-leak-detected",
+]
+
+
+def write(tmp_path: Path, text: str) -> str:
+    p = tmp_path / "run.log"
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def only(a: Analysis, name: str) -> Finding:
+    found = [f for f in a.all_findings() if f.name == name]
+    assert len(found) == 1, [(f.name, f.message) for f in a.all_findings()]
+    return found[0]
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_fixtures(name: str) -> None:
+    assert name in analyze(str(FIXTURES / name / "bad.log")).fired()
+    assert name not in analyze(str(FIXTURES / name / "good.log")).fired()
+
+
+# --------------------------------------------------------------------------- cuda-oom
+
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.02 GiB is free."
+
+
+def oom_log(frames: list[tuple[str, str]], tail: str = OOM, before: str = "") -> str:
+    body = "".join(
+        f'  File "{SG}/{path}", line 100, in {func}\n    x = y()\n' for path, func in frames
+    )
+    return (
+        f"{before}[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/managers/scheduler.py", line 3183, in run_scheduler_process\n    scheduler = Scheduler(\n'
+        f"{body}{tail}\n"
+    )
+
+
+SERVER_ARGS = (
+    "[2026-03-07 15:29:50] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', tp_size=2, "
+    "mem_fraction_static=0.88, chunked_prefill_size=8192, max_running_requests=256, cuda_graph_max_bs=160)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("frames", "phase"),
+    [
+        (
+            [
+                ("managers/scheduler.py", "__init__"),
+                ("model_executor/model_runner.py", "load_model"),
+                ("model_loader/loader.py", "load_weights"),
+            ],
+            "weight-load",
+        ),
+        (
+            [
+                ("managers/scheduler.py", "__init__"),
+                ("model_executor/model_runner.py", "init_memory_pool"),
+            ],
+            "kv-alloc",
+        ),
+        (
+            [
+                ("managers/scheduler.py", "__init__"),
+                ("model_executor/model_runner.py", "init_cuda_graphs"),
+                ("model_executor/cuda_graph_runner.py", "capture"),
+                ("model_executor/model_runner.py", "forward_decode"),
+            ],
+            "cuda-graph-capture",
+        ),
+        (
+            [
+                ("managers/scheduler.py", "event_loop_normal"),
+                ("managers/scheduler.py", "run_batch"),
+                ("model_executor/model_runner.py", "forward_extend"),
+            ],
+            "prefill",
+        ),
+        (
+            [
+                ("managers/scheduler.py", "event_loop_normal"),
+                ("managers/scheduler.py", "run_batch"),
+                ("model_executor/model_runner.py", "forward_decode"),
+            ],
+            "decode",
+        ),
+        (
+            [
+                ("managers/scheduler.py", "event_loop_normal"),
+                ("model_executor/model_runner.py", "forward_decode"),
+                ("layers/sampler.py", "sample"),
+            ],
+            "sampling",
+        ),
+        ([("managers/scheduler.py", "event_loop_normal")], "unknown"),
+    ],
+)
+def test_cuda_oom_phase_from_frames(
+    tmp_path: Path, frames: list[tuple[str, str]], phase: str
+) -> None:
+    a = analyze(write(tmp_path, oom_log(frames, before=SERVER_ARGS)))
+    f = only(a, "cuda-oom")
+    assert f.data["phase"] == phase
+    assert f.data["oom"] == {
+        "gpu": 0,
+        "total_capacity_gib": 79.1,
+        "tried_to_allocate_mib": 1792.0,
+        "free_mib": 1044.48,
+    }
+    assert "kv-pool-no-room" not in a.fired()
+    # Never the KV-pool advice: the OOM remedy does not raise the static fraction.
+    assert (
+        "raise" not in f.remedy.lower()
+        or "--mem-fraction-static" not in f.remedy.split("raise", 1)[1][:40]
+    )
+    assert "increase --mem-fraction-static" not in f.remedy
+
+
+def test_cuda_oom_remedies_use_the_logged_values(tmp_path: Path) -> None:
+    capture = only(
+        analyze(
+            write(
+                tmp_path,
+                oom_log([("model_executor/cuda_graph_runner.py", "capture")], before=SERVER_ARGS),
+            )
+        ),
+        "cuda-oom",
+    )
+    assert "`--cuda-graph-max-bs 80` (captured up to 160)" in capture.remedy
+    # 1.75 GiB failed on a 79.10 GiB GPU: lower the fraction by (1.75 + 1) / 79.1 → 0.04, from 0.88 to 0.84.
+    assert capture.data["suggested_mem_fraction_static"] == 0.84
+    assert "`--mem-fraction-static 0.84` (from 0.88)" in capture.remedy
+    decode = only(
+        analyze(
+            write(
+                tmp_path,
+                oom_log([("model_executor/model_runner.py", "forward_decode")], before=SERVER_ARGS),
+            )
+        ),
+        "cuda-oom",
+    )
+    assert "`--chunked-prefill-size 4096` (from 8192)" in decode.remedy
+    assert "`--max-running-requests 128` (from 256)" in decode.remedy
+    weights = only(
+        analyze(
+            write(
+                tmp_path,
+                oom_log([("model_executor/model_runner.py", "load_model")], before=SERVER_ARGS),
+            )
+        ),
+        "cuda-oom",
+    )
+    assert "`--tp 4`" in weights.remedy and "quantized" in weights.remedy
+
+
+def test_cuda_oom_phase_from_the_startup_phase_in_progress(tmp_path: Path) -> None:
+    before = (
+        "[2026-03-07 15:30:10 TP0] Load weight end. type=X, avail mem=20.00 GB, mem usage=58.00 GB.\n"
+        "[2026-03-07 15:30:11 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=9.10 GB\n"
+    )
+    tail = "RuntimeError: CUDA error: out of memory"
+    f = only(
+        analyze(write(tmp_path, oom_log([("other/thing.py", "helper")], tail=tail, before=before))),
+        "cuda-oom",
+    )
+    assert f.data["phase"] == "cuda-graph-capture"
+    assert "capture-target in progress on TP0" in f.message
+
+
+def test_cuda_oom_on_the_corpus() -> None:
+    capture = only(analyze(str(CORPUS / "dev-040.log")), "cuda-oom")
+    assert capture.data["phase"] == "cuda-graph-capture"
+    assert capture.data["oom"] == {
+        "gpu": 7,
+        "tried_to_allocate_mib": 448.0,
+    }  # capacity cut mid-number: not given
+    ray = only(analyze(str(CORPUS / "dev-011.log")), "cuda-oom")
+    assert ray.data["phase"] == "unknown"
+    assert ray.data["exception_type"] == "ray.exceptions.RayTaskError(OutOfMemoryError)"
+    assert "frames are needed" in ray.remedy  # says what would decide it
+
+
+def test_retraction_is_not_a_cuda_oom() -> None:
+    assert "cuda-oom" not in analyze(str(CORPUS / "dev-047.log")).fired()
+
+
+# --------------------------------------------------------------------------- kv-pool-no-room
+
+
+def test_kv_pool_no_room_computes_the_fraction() -> None:
+    a = analyze(str(CORPUS / "dev-004.log"))
+    f = a.root_cause
+    assert f is not None and f.name == "kv-pool-no-room"
+    assert f.count == 8 and f.ranks == [f"DP{i} TP{i}" for i in range(8)]
+    assert f.message.startswith(
+        "KV pool sizing failed on DP0 TP0–DP7 TP7 (8 times): the profiled token budget is "
+        "-561981 (max_total_tokens=131072 requested)"
+    )
+    # 166.59 GB of weights out of 166.59 + 21.73 = 188.32 GB free before loading: f must exceed 0.885.
+    assert f.data["weights_fraction"] == pytest.approx(166.59 / 188.32, abs=1e-4)
+    assert f.data["suggested_mem_fraction_static"] == 0.94
+    assert "0.885" in f.data["arithmetic"]
+    assert "raise `--mem-fraction-static` to 0.94" in f.remedy
+    assert "cuda-oom" not in a.fired() and "kv-cache-exhausted" not in a.fired()
+
+
+def test_kv_pool_from_the_runtime_error(tmp_path: Path) -> None:
+    log = (
+        "[2026-03-07 15:30:10 TP0] Load weight begin. avail mem=78.31 GB\n"
+        "[2026-03-07 15:30:18 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=16.71 GB, mem usage=61.60 GB.\n"
+        "[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/model_executor/model_runner.py", line 1923, in init_memory_pool\n'
+        "    raise RuntimeError(\n"
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+        "self.server_args.mem_fraction_static=0.7\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "kv-pool-no-room")
+    assert f.data["current_mem_fraction_static"] == 0.7
+    # weights 61.60 / 78.31 = 0.787 → + 0.05 → 0.84 (above the current 0.7).
+    assert f.data["suggested_mem_fraction_static"] == 0.84
+    assert "raise `--mem-fraction-static` to 0.84" in f.remedy
+    assert "cuda-oom" not in analyze(write(tmp_path, log)).fired()
+
+
+def test_kv_pool_positive_profile_is_a_warning_with_bytes_per_token(tmp_path: Path) -> None:
+    log = (
+        "[2026-03-07 15:29:50] server_args=ServerArgs(model_path='m', mem_fraction_static=0.85, max_total_tokens=500000)\n"
+        "[2026-03-07 15:30:10] Load weight begin. avail mem=80.00 GB\n"
+        "[2026-03-07 15:30:18] Load weight end. type=M, avail mem=64.00 GB, mem usage=16.00 GB.\n"
+        "[2026-03-07 15:30:19] max_total_tokens=500000 is larger than the profiled value 400000. Use the profiled value instead.\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "kv-pool-no-room")
+    assert f.severity == Severity.WARNING
+    # rest = 64 − 80 × 0.15 = 52 GB for 400000 tokens → 500000 tokens need (16 + 65) / 80 = 1.0125 → capped at 0.95.
+    assert f.data["kv_bytes_per_token"] == round(52 / 400000 * (1 << 30))
+    assert f.data["suggested_mem_fraction_static"] == 0.95
+
+
+# --------------------------------------------------------------------------- host-oom
+
+LOADING = (
+    "[2026-03-07 15:30:10] Load weight begin. avail mem=78.31 GB\n"
+    "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:03<00:09,  3.01s/it]\n"
+)
+
+
+def test_bare_killed_while_loading_is_host_oom(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, LOADING + "Killed\n"))
+    f = only(a, "host-oom")
+    assert "while weights were loading" in f.message and f.data["loading"] is True
+    assert a.root_cause is f and "dmesg" in f.remedy
+
+
+def test_killed_after_sigquit_is_the_self_kill(tmp_path: Path) -> None:
+    log = (
+        LOADING
+        + "[2026-03-07 15:30:19] Received sigquit from a child process. It usually means the child failed.\n"
+        "Killed\n"
+    )
+    assert "host-oom" not in analyze(write(tmp_path, log)).fired()
+    assert "host-oom" not in analyze(str(FIXTURES / "host-oom" / "good.log")).fired()
+
+
+def test_host_oom_from_errno_12_and_exit_codes() -> None:
+    a = analyze(str(CORPUS / "dev-034.log"))
+    assert a.root_cause is not None and a.root_cause.name == "host-oom"
+    assert "run_scheduler_process" in a.root_cause.message and a.root_cause.data["errno"] == 12
+    # exit -3 is SIGQUIT from an assertion path, not the OOM killer
+    assert "host-oom" not in analyze(str(CORPUS / "dev-050.log")).fired()
+
+
+def test_host_oom_exit_minus_9(tmp_path: Path) -> None:
+    log = (
+        "[2025-03-07 10:00:01] Rank 0 scheduler is dead. Please check if there are relevant logs.\n"
+        "[2025-03-07 10:00:01] Exit code: -9\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "host-oom")
+    assert f.data["exit_code"] == -9
+
+
+def test_hicache_host_pool(tmp_path: Path) -> None:
+    log = (
+        f"[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/mem_cache/memory_pool_host.py", line 80, in __init__\n    raise ValueError(\n'
+        "ValueError: Not enough host memory available. Requesting 200.00 GB but only have 120.50 GB free. "
+        "Please reduce the size of the hierarchical cache.\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "host-oom")
+    assert f.data["hicache"] == {"requested_gb": 200.0, "free_gb": 120.5}
+    assert "`--hicache-size 96`" in f.remedy
+
+
+# --------------------------------------------------------------------------- kv-cache-exhausted
+
+
+def test_retractions_are_one_finding() -> None:
+    a = analyze(str(CORPUS / "dev-047.log"))
+    f = only(a, "kv-cache-exhausted")
+    assert f.severity == Severity.WARNING and a.root_cause is None
+    assert f.ranks == [f"TP{i}" for i in range(8, 16)]
+    assert f.data["retractions"] == 12
+    assert "on TP8–TP15" in f.message
+
+
+def test_pinned_usage_and_its_threshold() -> None:
+    path = str(CORPUS / "dev-024.log")
+    f = only(analyze(path), "kv-cache-exhausted")
+    assert f.data["pinned_lines"] == 3 and "3 request(s) queue" in f.message
+    assert f.data["suggested_max_running_requests"] == 3  # 4 running when the pool filled → 75 %
+    assert (
+        "kv-cache-exhausted"
+        not in analyze(path, config={"kv-cache-exhausted": {"min_lines": 4}}).fired()
+    )
+
+
+def test_batch_oom_raised_is_an_error(tmp_path: Path) -> None:
+    log = (
+        f"[2026-03-07 15:30:19 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        f'  File "{SG}/managers/scheduler.py", line 2996, in run_scheduler_process\n    scheduler.event_loop_normal()\n'
+        f'  File "{SG}/mem_cache/common.py", line 300, in alloc_for_extend\n    raise RuntimeError(\n'
+        "RuntimeError: Prefill out of memory. Try to lower your batch size.\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "kv-cache-exhausted")
+    assert f.severity == Severity.ERROR
+    assert "cuda-oom" not in analyze(write(tmp_path, log)).fired()
+
+
+# --------------------------------------------------------------------------- mamba-pool-exhausted / memory-leak-detected
+
+
+def test_mamba_pool_remedy_from_slots_per_request() -> None:
+    f = only(analyze(str(FIXTURES / "mamba-pool-exhausted" / "bad.log")), "mamba-pool-exhausted")
+    assert f.data["max_mamba_cache_size"] == 102
+    assert f.data["slots_per_request"] == pytest.approx(
+        2.12, abs=0.01
+    )  # mamba num 102 / 48 running
+    assert f.data["suggested_max_running_requests"] == 43
+
+
+def test_leak_is_not_a_pool_exhaustion() -> None:
+    a = analyze(str(CORPUS / "dev-029.log"))
+    f = only(a, "memory-leak-detected")
+    assert a.root_cause is f
+    assert f.data["pool"] == "token_to_kv_pool_allocator" and f.data["raised"] is True
+    assert f.data["values"]["full_available_size"] == 6016
+    assert "upgrade" in f.remedy
+    assert (
+        not {"mamba-pool-exhausted", "kv-pool-no-room", "kv-cache-exhausted", "cuda-oom"}
+        & a.fired()
+    )
+    assert a.outcome == "crashed-while-serving"
+
+
+def test_leak_printed_as_a_warning(tmp_path: Path) -> None:
+    log = (
+        "[2026-03-07 15:40:00 TP0] token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=444877, "
+        "available_size=444000, evictable_size=0, protected_size=0\n"
+    )
+    f = only(analyze(write(tmp_path, log)), "memory-leak-detected")
+    assert f.data["raised"] is False and f.data["values"]["available_size"] == 444000

@@ -1,0 +1,139 @@
+"""Quantization family: deepgemm-scale-format, quant-scale-missing, quant-block-misaligned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logparse.engine import analyze
+from logparse.events import Severity
+from logparse.rules.quantization import tp_candidates
+from tests.conftest import CORPUS
+
+SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+
+
+def run(tmp_path: Path, text: str):
+    p = tmp_path / "x.log"
+    p.write_text(text)
+    a = analyze(str(p))
+    assert not a.rule_errors, a.rule_errors
+    return a
+
+
+def named(a, name: str):
+    return [f for f in a.all_findings() if f.name == name]
+
+
+def scheduler_tb(rank: str, exc: str, frames: list[tuple[str, int, str]] | None = None) -> str:
+    frames = frames or [("managers/scheduler.py", 3183, "run_scheduler_process"), ("model_executor/model_runner.py", 902, "load_model")]
+    out = [f"[2026-03-02 10:00:01 {rank}] Scheduler hit an exception: Traceback (most recent call last):"]
+    for path, no, func in frames:
+        out += [f'  File "{SG}/{path}", line {no}, in {func}', "    x = y(", ]
+    out += [exc, ""]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- deepgemm-scale-format
+
+
+def test_ue8m0_assert_is_an_error_and_explains_the_launch_failure() -> None:
+    a = analyze(str(CORPUS / "dev-044.log"))
+    [f] = named(a, "deepgemm-scale-format")
+    assert f.severity == Severity.ERROR
+    assert f.data["assert"] == "(values[j] & 0x807fffffu) == 0"
+    assert f.data["cuda_error"] == "CUDA_ERROR_LAUNCH_FAILED"
+    assert {e.line for e in f.evidence} == {1, 2}
+    assert "SGLANG_ENABLE_JIT_DEEPGEMM=0" in f.remedy
+
+
+def test_scale_fmt_warning_on_every_rank_is_one_warning(tmp_path: Path) -> None:
+    warn = "DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0. This might cause accuracy degradation on Blackwell."
+    text = warn + "\n" + "".join(f"[2026-03-02 10:00:0{i} TP{i}] {warn}\n" for i in range(4))
+    a = run(tmp_path, text)
+    found = named(a, "deepgemm-scale-format")
+    assert len(found) == 1
+    f = found[0]
+    assert f.severity == Severity.WARNING
+    assert f.data["warnings"] == 5
+    assert f.ranks == ["TP0", "TP1", "TP2", "TP3"]
+    assert a.root_cause is None
+
+
+# --------------------------------------------------------------------------- quant-scale-missing
+
+
+def test_k_scale_keyerror_names_the_scale_and_quantization() -> None:
+    a = analyze(str(CORPUS / "dev-016.log"))
+    [f] = named(a, "quant-scale-missing")
+    assert f.data["scale"] == "k_scale"
+    assert f.data["quantization"] == "modelopt_fp4"
+    assert "modelopt_fp4" in f.remedy
+    assert {"model-load-failure", "scheduler-crash"}.isdisjoint(a.fired())
+
+
+def test_weight_scale_keyerror_in_a_scheduler_traceback(tmp_path: Path) -> None:
+    text = scheduler_tb("TP3", "KeyError: 'model.layers.3.mlp.experts.w13_weight_scale_inv'")
+    a = run(tmp_path, text)
+    [f] = named(a, "quant-scale-missing")
+    assert f.data["scale"] == "w13_weight_scale_inv"
+    assert f.ranks == ["TP3"]
+    assert "scheduler-crash" not in a.fired()
+
+
+def test_other_keyerror_is_not_a_scale(tmp_path: Path) -> None:
+    a = run(tmp_path, scheduler_tb("TP0", "KeyError: 'model.layers.47.mlp.experts.w2_weight'"))
+    assert "quant-scale-missing" not in a.fired()
+    assert "scheduler-crash" in a.fired()
+
+
+# --------------------------------------------------------------------------- quant-block-misaligned
+
+
+@pytest.mark.parametrize(("full", "block", "expected"), [
+    (1536, 128, [1, 2, 4]),
+    (18432, 128, [1, 2, 4, 8, 16]),
+    (2048, 128, [1, 2, 4, 8, 16]),
+    (1408, 128, [1]),
+    (192, 128, []),
+])
+def test_tp_candidates(full: int, block: int, expected: list[int]) -> None:
+    assert tp_candidates(full, block) == expected
+
+
+def test_block_n_partition_computes_tp_sizes(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B-FP8 --tp 8 --port 30000\n"
+            + scheduler_tb("TP0", "ValueError: Weight output_partition_size = 192 is not divisible by weight quantization "
+                                  "block_n = 128.",
+                           [("managers/scheduler.py", 3183, "run_scheduler_process"),
+                            ("layers/quantization/fp8.py", 412, "create_weights"),
+                            ("layers/quantization/fp8.py", 371, "validate_block_quant_shapes")]))
+    a = run(tmp_path, text)
+    [f] = named(a, "quant-block-misaligned")
+    assert f.data["full_size"] == 1536
+    assert f.data["tp_candidates"] == [1, 2, 4]
+    assert "--tp 4" in f.remedy
+    assert a.root_cause is f
+    assert "scheduler-crash" not in a.fired()
+
+
+def test_moe_block_check_suggests_ep(tmp_path: Path) -> None:
+    msg = ("ValueError: For quantized MoE models, please make sure (moe_intermediate_size=1536 / moe_tp_size=16) % "
+           "weight_block_size_n=128 == 0 where moe_tp_size is equal to tp_size (16) divided by ep_size (1). You can fix "
+           "this by setting arguments `--tp` and `--ep` correctly.")
+    text = ("$ python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 16 --port 30000\n"
+            + scheduler_tb("TP0", msg))
+    a = run(tmp_path, text)
+    [f] = named(a, "quant-block-misaligned")
+    assert f.data["moe_tp_candidates"] == [1, 2, 4]
+    assert "--ep 4" in f.remedy
+
+
+def test_awq_alignment_says_what_would_decide() -> None:
+    a = analyze(str(CORPUS / "dev-026.log"))
+    [f] = named(a, "quant-block-misaligned")
+    assert f.data["undecidable"] is True
+    assert f.data["model"] == "MiniCPMV"
+    assert "group_size" in f.remedy and "config.json" in f.remedy
+    assert "scheduler-crash" not in a.fired()  # the TP0 traceback after the message is claimed
