@@ -147,7 +147,7 @@ def events(path: str, kind: str, fmt: str, jobs: int) -> None:
         fail(f"unknown event kind '{kind}' (see: logdiag events PATH --kind list)")
     (file,) = resolve_inputs((path,))[:1] or [path]
     rows = (_flatten(r) if fmt == "csv" else r for r in _rows(file, kind, jobs))
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     if fmt == "jsonl":
         for r in rows:
             out.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")

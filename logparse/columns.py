@@ -89,7 +89,8 @@ class StatsColumns(_Columns):
         get = kw.get
         for name, col in self._col_list:
             v = get(name)
-            col.append(NAN if v is None else float(v))
+            # array('d') converts ints and bools itself.
+            col.append(NAN if v is None else v)
         extra = get("extra")
         if extra:
             for name, value in extra.items():

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from logparse.benchblocks import BenchAssembler
-from logparse.columns import AccessColumns, StatsColumns, decode_columns, epoch, prefill_columns
+from logparse.columns import NAN, AccessColumns, StatsColumns, decode_columns, epoch, prefill_columns
 from logparse.coverage import Coverage
 from logparse.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
 from logparse.grammar import get_parser
@@ -60,10 +60,22 @@ class ParsedLog:
 
 
 class TimeCache:
-    """Timestamp text → datetime. Consecutive lines mostly share the same second."""
+    """Timestamp text → datetime (and → epoch seconds). Consecutive lines mostly share a second."""
 
     def __init__(self) -> None:
         self._cache: dict[str, datetime | None] = {}
+        self._epochs: dict[str | None, float] = {None: NAN}
+
+    def epoch(self, text: str | None) -> float:
+        try:
+            return self._epochs[text]
+        except KeyError:
+            pass
+        if len(self._epochs) > 100_000:
+            self._epochs.clear()
+            self._epochs[None] = NAN
+        value = self._epochs[text] = epoch(self.get(text))
+        return value
 
     def get(self, text: str | None) -> datetime | None:
         if text is None:
@@ -121,8 +133,12 @@ def _stage1(lines: Iterable[tuple[int, str, Any]], part: _Part, keep_rest: bool)
         n += 1
         env, cls, kw = parse(text)
         if cls is DecodeBatch or cls is PrefillBatch or cls is HttpAccess:
-            ts = epoch(_envelope_ts(env, wrapper, times))
-            rank = env.rank if env is not None else None
+            if env is not None:
+                ts = times.epoch(env.ts) if env.ts is not None else times.epoch(wrapper.ts if wrapper else None)
+                rank = env.rank
+            else:
+                ts = times.epoch(wrapper.ts if wrapper is not None else None)
+                rank = None
             add = decode_add if cls is DecodeBatch else prefill_add if cls is PrefillBatch else access_add
             add(no, ts, rank, kw)
             continue
