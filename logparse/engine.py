@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -320,14 +321,14 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
         evidence = list(first.evidence)
         seen = {(e.line, e.end_line) for e in evidence}
         for f in members[1:]:
-            for ev in f.evidence[:1]:
-                if len(evidence) >= MAX_GROUPED_EVIDENCE:
-                    break
-                # Later occurrences show their first line only: the first occurrence shows the rest.
-                key = (ev.line, ev.line)
-                if key not in seen:
-                    seen.add(key)
-                    evidence.append(Evidence(ev.file, ev.line, ev.line))
+            if len(evidence) >= MAX_GROUPED_EVIDENCE:
+                break
+            # Later occurrences show the first line of their own problem only (not context lines
+            # they share with the first occurrence): the first occurrence shows the rest.
+            key = (f.first_line, f.first_line)
+            if f.first_line and key not in seen:
+                seen.add(key)
+                evidence.append(Evidence(first.evidence[0].file if first.evidence else "", *key))
         evidence.sort(key=lambda e: (e.line, e.end_line))
         if WHERE in first.message:
             place = f" on {rank_range(ranks)} ({count} times)" if ranks else f" ({count} times)"
@@ -587,30 +588,30 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     single warmup prefill, retraction, requests to user endpoints, logged user requests."""
     found: list[int] = []
     d = log.decode
-    found.extend(n for n in d.line if start <= n <= end)
+    i = bisect_left(d.line, start)  # stats columns are in file order
+    if i < len(d) and d.line[i] <= end:
+        found.append(d.line[i])
     p = log.prefill
-    prefills = [i for i, n in enumerate(p.line) if start <= n <= end]
-    if len(prefills) > 1:
-        found.append(p.line[prefills[1]])
-        busy = [
-            p.line[i] for i in prefills if _pos(p.cols["running"][i]) or _pos(p.cols["queue"][i])
-        ]
-        found.extend(busy[:1])
+    lo, hi = bisect_left(p.line, start), bisect_right(p.line, end)
+    if hi - lo > 1:
+        found.append(p.line[lo + 1])
+        running, queue = p.cols["running"], p.cols["queue"]
+        busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
+        if busy is not None:
+            found.append(busy)
     found.extend(e.line for e in log.of(Retraction) if _in(e, start, end))
     a = log.access
     strings = a.strings.values
     generate = 0
-    for i, n in enumerate(a.line):
-        if not start <= n <= end:
-            continue
-        path = strings[a.path[i]] or ""
+    for k in range(bisect_left(a.line, start), bisect_right(a.line, end)):
+        path = strings[a.path[k]] or ""
         if path in INFRA_PATHS:
             continue
         if path == "/generate":
             generate += 1
             if generate < 2:
                 continue  # the first POST /generate is SGLang's own warmup request
-        found.append(n)
+        found.append(a.line[k])
         break
     for e in log.of(KnownMessage):
         if (

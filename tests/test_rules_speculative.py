@@ -185,8 +185,8 @@ def test_threshold_is_configurable() -> None:
 def test_break_even_from_a_baseline_run_in_the_same_log(tmp_path: Path) -> None:
     """A run without speculation (no accept fields) at the same batch sizes gives the verify cost:
     speculation at 0.8× the baseline throughput with accept len 2.0 breaks even at 2.5."""
-    lines = ["$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-num-steps 3 "
-             "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4"]
+    lines = [("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-num-steps 3 "
+              "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4")]
     for i, run_ in enumerate((8, 8, 16, 16)):
         lines.append(decode(f"10:0{i}:00", run_, None, run_ * 50.0))
     for i, run_ in enumerate((8, 8, 16, 16)):

@@ -164,16 +164,19 @@ class RuleContext:
         fingerprint: str | None = None,
         consequence: bool = False,
         claim: bool = True,
+        context: Sequence[Event] = (),
     ) -> Finding:
         """A finding of rule `name` whose evidence is the line ranges of `events` (and `lines`:
         extra (first, last) ranges). Evidence texts are filled in by the engine.
 
         With `claim` (the default) every line of the events and ranges is marked as explained, so
-        fallback rules and `unclaimed()` skip them."""
+        fallback rules and `unclaimed()` skip them. `context`: events shown as evidence because the
+        message uses their numbers (a `Load weight end` line), without being the problem itself —
+        they neither claim nor move the finding's first line."""
         rule = REGISTRY[name]
         ranges = [(e.line, e.end_line or e.line) for e in events] + list(lines)
         shown: list[tuple[int, int]] = []
-        for e in events:
+        for e in [*events, *context]:
             shown.extend(self._evidence_ranges(e))
         shown += list(lines)
         evidence = [Evidence(self.log.path, a, b) for a, b in sorted(set(shown))]

@@ -118,7 +118,7 @@ def max_running_requests_capped(ctx: RuleContext) -> Iterator[Finding]:
             new = int(cap * min(2.0, 0.8 / max(umax, 0.05)))
             new = max(new, cap + 1)
             data["suggested_max_running_requests"] = new
-            spec = bool(re.search(r"specul", reason, re.I))
+            spec = bool(re.search(r"specul", reason, re.IGNORECASE))
             remedy = (f"`--max-running-requests {new}` (KV usage was {umax:.2f} at {cap} running)"
                       + (f" with `--cuda-graph-max-bs {round_bs(new)}` so the larger batches keep CUDA graphs"
                          if spec else "") + ", if throughput matters more than per-request latency")

@@ -11,7 +11,14 @@ from typing import Any
 from logparse.events import Severity, Traceback
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext, mask_numbers
-from logparse.rules.matching import Hit, echo_after, find_errors, first_sglang_frame, short, traceback_after
+from logparse.rules.matching import (
+    Hit,
+    echo_after,
+    find_errors,
+    first_sglang_frame,
+    short,
+    traceback_after,
+)
 from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- unsupported-gpu-arch
@@ -26,10 +33,10 @@ _ARCH = re.compile(
     r"|compute capability >= ?\d+|fp8e4nv (?:data type )?(?:is )?not supported"
     r"|CUDA capability sm_\d+ is not compatible|Current platform does not support NVFP4"
     r"|sm_\d+ is not (?:supported|compatible)|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU",
-    re.I)
-_SM = re.compile(r"\bsm_?(\d{2,3})\b|\bSM ?(\d{2,3})\b|capability (\d+)\.(\d+)", re.I)
-_TRTLLM = re.compile(r"TllmGen|trtllm|TRT-?LLM|TensorRT-LLM", re.I)
-_MOE = re.compile(r"\bMoE\b|moe_|fused_moe|Cutlass MoE|MOE kernel", re.I)
+    re.IGNORECASE)
+_SM = re.compile(r"\bsm_?(\d{2,3})\b|\bSM ?(\d{2,3})\b|capability (\d+)\.(\d+)", re.IGNORECASE)
+_TRTLLM = re.compile(r"TllmGen|trtllm|TRT-?LLM|TensorRT-LLM", re.IGNORECASE)
+_MOE = re.compile(r"\bMoE\b|moe_|fused_moe|Cutlass MoE|MOE kernel", re.IGNORECASE)
 
 
 def _kernel_of(text: str, tb: Traceback | None) -> str:
@@ -135,8 +142,8 @@ _MISMATCH = re.compile(
     r"|CUDA driver version is insufficient for CUDA runtime version"
     r"|The NVIDIA driver on your system is too old|PTX was compiled with an unsupported toolchain"
     r"|version `(GLIBC(?:XX)?_[\d.]+)' not found|(lib\w+\.so\.\d+): cannot open shared object file"
-    r"|cudaErrorInsufficientDriver|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", re.I)
-_LIB = re.compile(r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|torch|deep_gemm|triton|xformers|common_ops)", re.I)
+    r"|cudaErrorInsufficientDriver|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", re.IGNORECASE)
+_LIB = re.compile(r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|torch|deep_gemm|triton|xformers|common_ops)", re.IGNORECASE)
 
 
 def _mismatch_remedy(text: str) -> tuple[str, dict[str, Any]]:
@@ -164,14 +171,14 @@ def _mismatch_remedy(text: str) -> tuple[str, dict[str, Any]]:
         data["cause"] = "abi"
         return (f"the {lib} binary does not match the libraries it links against: install matching versions of "
                 f"sgl-kernel / flashinfer / torch / CUDA (the ones pinned by your sglang release)"), data
-    if re.search(r"driver version is insufficient|driver on your system is too old|InsufficientDriver", text, re.I):
+    if re.search(r"driver version is insufficient|driver on your system is too old|InsufficientDriver", text, re.IGNORECASE):
         data["cause"] = "driver-too-old"
-        return "the NVIDIA driver is older than the CUDA runtime of torch / the kernel wheels: upgrade the driver or " \
-               "install wheels built for an older CUDA", data
+        return ("the NVIDIA driver is older than the CUDA runtime of torch / the kernel wheels: upgrade the driver "
+                "or install wheels built for an older CUDA"), data
     if re.search(r"PTX|UNSUPPORTED_PTX", text):
         data["cause"] = "ptx-toolchain"
-        return "kernels were JIT-compiled by a newer CUDA toolchain than the driver supports: upgrade the driver or " \
-               "use a toolkit that matches it (CUDA_HOME)", data
+        return ("kernels were JIT-compiled by a newer CUDA toolchain than the driver supports: upgrade the driver "
+                "or use a toolkit that matches it (CUDA_HOME)"), data
     if m := re.search(r"version `(GLIBC(?:XX)?_[\d.]+)' not found", text):
         data["cause"] = "glibc"
         return f"the binary needs {m.group(1)}, which this OS image lacks: use a newer base image or a wheel built for it", data
@@ -228,18 +235,18 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
 _IMA = re.compile(
     r"an illegal memory access was encountered|device-side assert(?:ion)? triggered|CUDA_ERROR_LAUNCH_FAILED"
     r"|unspecified launch failure|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress|misaligned address"
-    r"|illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|Assertion `[^`]+` failed", re.I)
+    r"|illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|Assertion `[^`]+` failed", re.IGNORECASE)
 _BACKENDS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"deep_gemm|deepgemm", re.I), "DeepGEMM", "`SGLANG_ENABLE_JIT_DEEPGEMM=0`"),
-    (re.compile(r"flashinfer.*sampling|sampling_from_probs|top_k_top_p", re.I), "FlashInfer sampling",
+    (re.compile(r"deep_gemm|deepgemm", re.IGNORECASE), "DeepGEMM", "`SGLANG_ENABLE_JIT_DEEPGEMM=0`"),
+    (re.compile(r"flashinfer.*sampling|sampling_from_probs|top_k_top_p", re.IGNORECASE), "FlashInfer sampling",
      "`--sampling-backend pytorch`"),
-    (re.compile(r"custom_all_reduce|custom_ar", re.I), "custom all-reduce", "`--disable-custom-all-reduce`"),
-    (re.compile(r"flashinfer", re.I), "FlashInfer", "`--attention-backend triton` (or `fa3` on Hopper)"),
-    (re.compile(r"flashattention|flash_attn|fa3", re.I), "FlashAttention", "`--attention-backend flashinfer`"),
-    (re.compile(r"triton_backend|triton_ops|extend_attention|decode_attention", re.I), "Triton attention",
+    (re.compile(r"custom_all_reduce|custom_ar", re.IGNORECASE), "custom all-reduce", "`--disable-custom-all-reduce`"),
+    (re.compile(r"flashinfer", re.IGNORECASE), "FlashInfer", "`--attention-backend triton` (or `fa3` on Hopper)"),
+    (re.compile(r"flashattention|flash_attn|fa3", re.IGNORECASE), "FlashAttention", "`--attention-backend flashinfer`"),
+    (re.compile(r"triton_backend|triton_ops|extend_attention|decode_attention", re.IGNORECASE), "Triton attention",
      "`--attention-backend flashinfer`"),
-    (re.compile(r"fused_moe|moe_runner|cutlass_moe", re.I), "MoE runner", "`--moe-runner-backend triton`"),
-    (re.compile(r"cuda_graph_runner|graph_runner", re.I), "CUDA graph replay", "`--disable-cuda-graph` (to confirm)"),
+    (re.compile(r"fused_moe|moe_runner|cutlass_moe", re.IGNORECASE), "MoE runner", "`--moe-runner-backend triton`"),
+    (re.compile(r"cuda_graph_runner|graph_runner", re.IGNORECASE), "CUDA graph replay", "`--disable-cuda-graph` (to confirm)"),
 )
 
 

@@ -93,11 +93,10 @@ def find_errors(ctx: RuleContext, pattern: re.Pattern[str], *, include_claimed: 
                     continue
                 seen_tb.add(tb.line)
                 covered.update(range(tb.line, (tb.end_line or tb.line) + 1))
-                ev: Event = tb
+                cited: Event = tb
             else:
-                ev = _event_at(ctx, no)
-            text = ctx.text(no)
-            hits.append(Hit(no, text, m, tb, ev))
+                cited = _event_at(ctx, no)
+            hits.append(Hit(no, ctx.text(no), m, tb, cited))
     hits.sort(key=lambda h: h.line)
     return hits
 

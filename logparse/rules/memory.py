@@ -82,6 +82,13 @@ def _memory_numbers(ctx: RuleContext, rank: str | None) -> dict[str, float]:
     return out
 
 
+def _weight_events(ctx: RuleContext, rank: str | None) -> list[Event]:
+    """The `Load weight begin/end` lines whose numbers a memory computation used."""
+    end = _for_rank([e for e in ctx.log.of(WeightLoadEnd) if not e.committed_after_capture], rank)
+    begin = _for_rank(ctx.log.of(WeightLoadBegin), rank)
+    return [e for e in (begin, end) if e is not None]
+
+
 def _limits(ctx: RuleContext) -> SchedulerLimits | None:
     limits = ctx.log.of(SchedulerLimits)
     return limits[0] if limits else None
@@ -507,6 +514,7 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
             message,
             _pool_remedy(ctx, suggested, data),
             events=[e],
+            context=_weight_events(ctx, e.rank) if why else (),
             data=data,
             severity=Severity.ERROR if negative else Severity.WARNING,
             fingerprint=f"profiled|{e.max_total_tokens}|{e.profiled}",
@@ -538,6 +546,7 @@ def _not_enough(
         _pool_remedy(ctx, suggested, data),
         events=[] if lines else [ev],
         lines=lines,
+        context=_weight_events(ctx, ev.rank) if why else (),
         data=data,
         ranks=[ev.rank] if ev.rank else [],
     )

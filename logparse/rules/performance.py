@@ -22,7 +22,7 @@ def round_bs(n: int) -> int:
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) else None
 
 
 @rule(code="PERF001", name="cuda-graph-not-used", family="performance", severity=Severity.WARNING,
@@ -96,13 +96,13 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
         remedy = ("check what disables graph replay (`--disable-cuda-graph`, the attention backend, `--enable-"
                   "torch-compile` limits, speculative verify graphs); rerun with the startup log to see the capture lines")
     else:
-        want = round_bs(max_false) if max_false else None
-        data["suggested_cuda_graph_max_bs"] = want
+        guess = round_bs(max_false) if max_false else None
+        data["suggested_cuda_graph_max_bs"] = guess
         message = (f"Decode ran without CUDA graphs on {share} ({rng}); the captured batch sizes are not in this log, so "
                    "whether the batches exceeded them cannot be decided (the startup line `Capture cuda graph bs [...]` "
                    "would decide it)")
-        remedy = (f"if the batches exceed the captured sizes: `--cuda-graph-max-bs {want}` covers the observed ones"
-                  if want else "check the captured batch sizes (`Capture cuda graph bs [...]`) against #running-req")
+        remedy = (f"if the batches exceed the captured sizes: `--cuda-graph-max-bs {guess}` covers the observed ones"
+                  if guess else "check the captured batch sizes (`Capture cuda graph bs [...]`) against #running-req")
         remedy += "; if graphs are disabled, remove what disables them"
     if isinstance(max_running, int) and max_false is not None:
         data["max_running_requests"] = max_running
@@ -144,7 +144,7 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
         usage, queue, running = cols.cols["token_usage"], cols.cols["queue"], cols.cols["running"]
         for i in range(len(cols.line)):
             u, q = usage[i], queue[i]
-            if u == u and q == q and u >= level and q > 0:
+            if not (math.isnan(u) or math.isnan(q)) and u >= level and q > 0:
                 hits.append((cols.line[i], u, q, running[i]))
     if len(hits) < min_lines:
         return
@@ -174,7 +174,7 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
     kv = f" of {kv_tokens} tokens" if kv_tokens else ""
     message = (f"KV cache saturated: token usage ≥ {level:.2f} (up to {peak_u:.2f}{kv}) on {len(hits)} stats lines "
                f"while up to {int(peak_q)} requests queued"
-               + (f" (median {int(med_run)} running)" if med_run == med_run and med_run is not None else ""))
+               + (f" (median {int(med_run)} running)" if med_run is not None and not math.isnan(med_run) else ""))
     remedy = "more KV room: " + ", ".join(parts)
     first, last = hits[0][0], hits[-1][0]
     peak_line = max(hits, key=lambda h: (h[1], h[2]))[0]

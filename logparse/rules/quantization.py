@@ -10,7 +10,13 @@ from typing import Any
 from logparse.events import Event, ExceptionLine, KnownMessage, Severity, Traceback, WeightLoadEnd
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext
-from logparse.rules.matching import find_errors, first_sglang_frame, short, traceback_after, traceback_at
+from logparse.rules.matching import (
+    find_errors,
+    first_sglang_frame,
+    short,
+    traceback_after,
+    traceback_at,
+)
 from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- deepgemm-scale-format
@@ -18,9 +24,9 @@ from logparse.rules.registry import rule
 _DG_WARN = re.compile(r"DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0")
 # The UE8M0 scale-pack check of DeepGEMM's layout kernels: a scale that is not a power of two.
 _DG_ASSERT = re.compile(r"0x807fffff|smxx_layout\.cuh.*(?:Assertion|condition)|(?:Assertion|assert)\w*.*ue8m0"
-                        r"|ue8m0.*(?:Assertion|assert)", re.I)
+                        r"|ue8m0.*(?:Assertion|assert)", re.IGNORECASE)
 _LAUNCH_FAIL = re.compile(r"CUDA_ERROR_LAUNCH_FAILED|illegal memory access|unspecified launch failure|"
-                          r"device-side assert|smxx_layout", re.I)
+                          r"device-side assert|smxx_layout", re.IGNORECASE)
 _DG_REMEDY = ("disable DeepGEMM for this checkpoint (`SGLANG_ENABLE_JIT_DEEPGEMM=0`, or e.g. `--fp8-gemm-backend "
               "triton` where available), or use a checkpoint whose FP8 block scales are UE8M0 "
               "(`\"scale_fmt\": \"ue8m0\"` in its quantization_config)")
@@ -165,8 +171,8 @@ _MOE_BLOCK = re.compile(r"moe_intermediate_size=(\d+) / moe_tp_size=(\d+)\) % we
 _MOE_TP = re.compile(r"moe_intermediate_size (\d+) must be divisible by moe_tp_size \((\d+)\)")
 _ALIGN = re.compile(r"The (input|output) size is not aligned with the quantized weight shape"
                     r"|input_size_per_partition \S* ?(?:= ?)?(\d+)? ?is not divisible by (?:the )?(?:group_size|min_thread_k)"
-                    r"|not divisible by (?:group_size|group size|pack_factor)", re.I)
-_ANY_BLOCK = re.compile("|".join(p.pattern for p in (_PARTITION, _MOE_BLOCK, _MOE_TP, _ALIGN)), re.I)
+                    r"|not divisible by (?:group_size|group size|pack_factor)", re.IGNORECASE)
+_ANY_BLOCK = re.compile("|".join(p.pattern for p in (_PARTITION, _MOE_BLOCK, _MOE_TP, _ALIGN)), re.IGNORECASE)
 TP_CANDIDATES = (1, 2, 4, 8, 16, 32)
 
 
@@ -178,7 +184,6 @@ def tp_candidates(full: int, block: int, limit: int = 32) -> list[int]:
 def _block_advice(ctx: RuleContext, text: str) -> tuple[str, str, dict[str, Any]]:
     """(what, remedy, data) from the numbers in the message and the TP size."""
     tp = ctx.views.tp_size
-    ep = ctx.views.arg("ep_size")
     data: dict[str, Any] = {"tp_size": tp}
     if m := _PARTITION.search(text):
         dim, part, bname, block = m.group(1), int(m.group(2)), m.group(3), int(m.group(4))

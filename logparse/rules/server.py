@@ -45,7 +45,7 @@ _PORT_NUMS = (
 def _ports(text: str, ctx: RuleContext, ev: Event) -> dict[str, int]:
     if isinstance(ev, KnownMessage) and ev.fields.get("ports"):
         return dict(ev.fields["ports"])
-    named = dict((k, int(v)) for k, v in re.findall(r"(\w+_port)=(\d+)", text))
+    named = {k: int(v) for k, v in re.findall(r"(\w+_port)=(\d+)", text)}
     if named:
         return named
     for pattern in _PORT_NUMS:
@@ -126,21 +126,21 @@ def port_in_use(ctx: RuleContext) -> Iterator[Finding]:
 _MODEL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("auth", re.compile(r"401 Client Error|GatedRepoError|Cannot access gated repo|Access to model \S+ is restricted"
                         r"|You are trying to access a gated repo|Invalid (?:user )?token|403 Client Error[^\n]*huggingface",
-                        re.I)),
+                        re.IGNORECASE)),
     ("not-found", re.compile(r"RepositoryNotFoundError|Repository Not Found|is not a local folder and is not a valid "
                              r"model identifier|does not appear to have (?:a )?file(?:s)? named|Can't load (?:the )?"
                              r"(?:configuration|tokenizer|config)|No such file or directory: '[^']*(?:config\.json|"
                              r"\.safetensors|tokenizer[^']*)'|HFValidationError|Could not find model locally"
-                             r"|Incorrect path_or_model_id|EntryNotFoundError|LocalEntryNotFoundError", re.I)),
+                             r"|Incorrect path_or_model_id|EntryNotFoundError|LocalEntryNotFoundError", re.IGNORECASE)),
     ("unknown-model-type", re.compile(r"model type `(\w+)` but Transformers does not recognize|Unrecognized model in"
                                       r"|does not recognize this architecture|model_type['\"]?\]? ?(?:is )?not "
-                                      r"(?:recognized|supported)", re.I)),
+                                      r"(?:recognized|supported)", re.IGNORECASE)),
     ("architecture", re.compile(r"Model architectures? \[?([^\]\n]*)\]? (?:are|is) not supported|architectures? "
-                                r"\[[^\]]*\] (?:are|is) not supported|not supported for now", re.I)),
+                                r"\[[^\]]*\] (?:are|is) not supported|not supported for now", re.IGNORECASE)),
     ("transformers-version", re.compile(r"Transformers version \S+ is not supported|Please upgrade transformers"
-                                        r"|requires? transformers ?[>=]=?", re.I)),
+                                        r"|requires? transformers ?[>=]=?", re.IGNORECASE)),
 )
-_ANY_MODEL = re.compile("|".join(p.pattern for _, p in _MODEL_KINDS), re.I)
+_ANY_MODEL = re.compile("|".join(p.pattern for _, p in _MODEL_KINDS), re.IGNORECASE)
 
 
 def _model_kind(text: str) -> str:
@@ -253,9 +253,9 @@ def model_load_failure(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- warmup-failed
 
-_PROXY = re.compile(r"squid|proxy|The requested URL could not be retrieved|X-Squid|Privoxy|Zscaler|Bluecoat", re.I)
+_PROXY = re.compile(r"squid|proxy|The requested URL could not be retrieved|X-Squid|Privoxy|Zscaler|Bluecoat", re.IGNORECASE)
 _WARMUP = re.compile(r"warmup error|warm ?up failed|Disaggregation warmup failed|_wait_and_warmup|_execute_server_warmup",
-                     re.I)
+                     re.IGNORECASE)
 
 
 @rule(code="SRV003", name="warmup-failed", family="server", severity=Severity.ERROR,
@@ -298,7 +298,7 @@ def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
         data["proxy"] = proxy
         code = data.get("warmup_http_status")
         if proxy and (code is None or code in (403, 407, 502, 503, 504)):
-            who = "a Squid proxy" if re.search(r"squid", body, re.I) else "an HTTP proxy"
+            who = "a Squid proxy" if re.search(r"squid", body, re.IGNORECASE) else "an HTTP proxy"
             message = (f"The warmup request to 127.0.0.1 was answered by {who} (HTTP {code or '?'}), not by the server: "
                        "http_proxy applies to local requests")
             remedy = ("`export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost` before launching (or unset "
@@ -309,7 +309,7 @@ def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
             remedy = ("fix the error the first request hit (the traceback or scheduler error before this line); "
                       "`--skip-server-warmup` only hides it")
         yield ctx.finding("warmup-failed", message, remedy, events=[tb], data=data)
-    for hit in find_errors(ctx, re.compile(r"warm ?up failed|Disaggregation warmup failed", re.I)):
+    for hit in find_errors(ctx, re.compile(r"warm ?up failed|Disaggregation warmup failed", re.IGNORECASE)):
         yield ctx.finding("warmup-failed", f"The disaggregation warmup failed: {short(hit.text, 200)}",
                           "check the prefill/decode peers and the bootstrap connection named in the message",
                           events=[hit.event], data={})
@@ -321,7 +321,7 @@ _ARGPARSE = re.compile(r"^(?:usage: .*|\S+\.py: error: .+|error: (?:argument|unr
                        r"arguments are required).*)$")
 _ARGISH = re.compile(r"--[a-z][\w-]+|\b\w+_size\b|must be (?:divisible|positive|non-negative|in|greater|less|set)"
                      r"|mutually exclusive|is required|should be in range|not supported with|only supports?|cannot be|"
-                     r"is not compatible with|Invalid configuration|Please (?:use|set|enable|provide)", re.I)
+                     r"is not compatible with|Invalid configuration|Please (?:use|set|enable|provide)", re.IGNORECASE)
 
 
 def _arg_remedy(ctx: RuleContext, message: str) -> str:
@@ -437,7 +437,7 @@ def health_check_failed(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- scheduler-crash (fallback)
 
-_CONSEQUENCE_MSG = re.compile(r"Please see the error messages above|Initialization failed\.?$", re.I)
+_CONSEQUENCE_MSG = re.compile(r"Please see the error messages above|Initialization failed\.?$", re.IGNORECASE)
 # A dynamo/rust-tracing record cut right after its target: `… ERROR scheduler.run_sch`.
 _CUT_TARGET = re.compile(r"^(?:scheduler|tp_worker|model_runner|detokenizer_manager|tokenizer_manager|"
                          r"data_parallel_controller)\.[\w.]*$")
@@ -451,8 +451,9 @@ def _wrapper_levels(ctx: RuleContext, lines: set[int]) -> dict[int, str]:
     last = max(lines)
     try:
         for no, _text, wrapper in read_lines(ctx.log.path, ReadReport(path=ctx.log.path)):
-            if no in lines and wrapper is not None and getattr(wrapper, "level", None):
-                out[no] = wrapper.level
+            level = getattr(wrapper, "level", None) if wrapper is not None else None
+            if no in lines and level:
+                out[no] = str(level)
             if no >= last:
                 break
     except Exception:  # noqa: BLE001 — evidence lookup only

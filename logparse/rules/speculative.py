@@ -26,10 +26,10 @@ from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
     arg_at,
     find_errors,
-    launch_config,
     first_sglang_frame,
     frame_files,
     frame_funcs,
+    launch_config,
     short,
 )
 from logparse.rules.registry import rule
@@ -133,7 +133,7 @@ def spec_config(ctx: RuleContext, line: int | None = None) -> SpecConfig:
             cfg.reasons.append(f"line {e.line}: draft CUDA graph captured")
             break
     acc = ctx.log.decode.cols["accept_len"]
-    if any(x == x for x in acc):
+    if any(not math.isnan(x) for x in acc):
         cfg.configured = True
         cfg.reasons.append("decode lines print accept len")
     if any("accept_length" in b.fields for b in ctx.log.of(BenchServingResult)):
@@ -156,10 +156,10 @@ def _first_command(ctx: RuleContext, flag: str) -> LaunchCommand | None:
 # --------------------------------------------------------------------------- spec-v2-topk-conflict
 
 _TOPK_CHECK = re.compile(r"Spec v2 currently only supports topk = 1|spec(?:ulative)?[ _]v2\b.*\btopk\b.*(?:only|must|support)"
-                         r"|topk\b.*\bspec(?:ulative)?[ _]v2\b.*(?:only|must|support)", re.I)
+                         r"|topk\b.*\bspec(?:ulative)?[ _]v2\b.*(?:only|must|support)", re.IGNORECASE)
 _DRAFT_SHAPE = re.compile(r"Sizes of tensors must match|size mismatch|shape '\[.*\]' is invalid|The size of tensor a"
-                          r"|Expected size \d+ but got size \d+|must match the size of tensor", re.I)
-_EAGLE_FILES = re.compile(r"eagle|draft|multi_layer_eagle|spec_utils|speculative", re.I)
+                          r"|Expected size \d+ but got size \d+|must match the size of tensor", re.IGNORECASE)
+_EAGLE_FILES = re.compile(r"eagle|draft|multi_layer_eagle|spec_utils|speculative", re.IGNORECASE)
 
 
 def _topk_remedy(cfg: SpecConfig) -> str:
@@ -216,7 +216,7 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
         funcs = frame_funcs(tb)
         text = f"{tb.exc_type or ''}: {tb.message}"
         in_v2 = any(f.startswith("eagle_worker_v2") for f in files)
-        if tb.exc_type and re.search(r"OutOfMemory|out of memory", text, re.I):
+        if tb.exc_type and re.search(r"OutOfMemory|out of memory", text, re.IGNORECASE):
             continue
         if _DRAFT_SHAPE.search(text) and any(_EAGLE_FILES.search(f) for f in files) \
                 and (cfg.topk or 0) > 1 and (cfg.spec_v2 or in_v2):
@@ -290,7 +290,7 @@ def _mamba_remedy(ctx: RuleContext, text: str, cfg: SpecConfig, line: int) -> tu
         value = math.ceil(cur / page) * page
         data.update(mamba_track_interval=cur, page_size=page, needed=value)
         return f"`--mamba-track-interval {value}` (a multiple of page_size {page})", data
-    if re.search(r"extra_buffer is not supported for|extra_buffer requires|only supported on CUDA", text, re.I):
+    if re.search(r"extra_buffer is not supported for|extra_buffer requires|only supported on CUDA", text, re.IGNORECASE):
         data["needs"] = "no_buffer"
         return ("this model/platform has no mamba extra buffer: `--mamba-scheduler-strategy no_buffer` with "
                 "`--disable-radix-cache` for speculative decoding"), data
@@ -346,7 +346,7 @@ _DRAFT_INIT_FILES = re.compile(r"^(eagle_worker(?:_v2)?|standalone_worker(?:_v2)
                                r"|eagle_draft_cuda_graph_runner|eagle_draft_extend_cuda_graph_runner|draft_\w+|"
                                r"dflash\w*|mtp_worker\w*)\.py$")
 _DRAFT_MSG = re.compile(r"draft model|draft_model|Unknown draft|speculative_token_map|EAGLE head|eagle3? (?:config|head)"
-                        r"|Capture (?:draft|cuda) graph failed", re.I)
+                        r"|Capture (?:draft|cuda) graph failed", re.IGNORECASE)
 
 
 @rule(code="SPEC003", name="spec-draft-load-failure", family="speculative", severity=Severity.ERROR,
@@ -391,7 +391,7 @@ def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
                       for f in funcs)
         if not (init and not runtime) and not (text and _DRAFT_MSG.search(text) and not runtime):
             continue
-        if re.search(r"OutOfMemory|out of memory", text + body, re.I) and "Capture" not in text:
+        if re.search(r"OutOfMemory|out of memory", text + body, re.IGNORECASE) and "Capture" not in text:
             continue  # a CUDA OOM is cuda-oom's
         data: dict[str, Any] = {k: v for k, v in (("algorithm", cfg.algorithm), ("draft_model", cfg.draft_model))
                                 if v}
@@ -421,30 +421,30 @@ def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
 # --------------------------------------------------------------------------- spec-config-invalid (fallback)
 
 _SPEC_WORDS = re.compile(r"specul|spec v2|spec_v2|\beagle|topk|draft|ngram|\bMTP\b|standalone|DFLASH|DSPARK"
-                         r"|--speculative", re.I)
+                         r"|--speculative", re.IGNORECASE)
 _SPEC_ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"topk.*page_size|page_size.*topk", re.I),
-     "`--page-size 1`, or `--speculative-eagle-topk 1`, or `--attention-backend flashinfer` (the only backend "
-     "that supports topk > 1 with pages)"),
-    (re.compile(r"trtllm_mha backend only supports topk = 1", re.I),
+    (re.compile(r"topk.*page_size|page_size.*topk", re.IGNORECASE),
+     ("`--page-size 1`, or `--speculative-eagle-topk 1`, or `--attention-backend flashinfer` (the only backend "
+      "that supports topk > 1 with pages)")),
+    (re.compile(r"trtllm_mha backend only supports topk = 1", re.IGNORECASE),
      "`--speculative-eagle-topk 1`, or another `--attention-backend` (flashinfer, fa3)"),
-    (re.compile(r"does not support dp attention", re.I), "drop `--enable-dp-attention`, or another speculative algorithm"),
-    (re.compile(r"speculative MoE runner backend", re.I), "`--speculative-moe-runner-backend triton` (or auto)"),
-    (re.compile(r"enable_mixed_chunk", re.I), "drop `--enable-mixed-chunk` (mixed chunked prefill does not work with "
-                                              "speculative decoding)"),
-    (re.compile(r"Flex Attention", re.I), "another `--attention-backend` (flashinfer, triton, fa3)"),
-    (re.compile(r"Pipeline parallelism", re.I), "`--pp-size 1`, or no speculative decoding"),
-    (re.compile(r"LoRA", re.I), "`--speculative-algorithm NGRAM` with LoRA, or no LoRA"),
-    (re.compile(r"decode offload", re.I), "turn off spec v2 or the decode KV-cache offload"),
-    (re.compile(r"ep_size > 1|--ep-size", re.I), "`--ep-size` > 1 (e.g. equal to --tp), or "
-                                                 "`--speculative-moe-a2a-backend none`"),
-    (re.compile(r"only supports CUDA", re.I), "run NGRAM speculation on a CUDA device (or another algorithm)"),
-    (re.compile(r"requires setting --speculative-draft-model-path", re.I), "`--speculative-draft-model-path <draft>`"),
-    (re.compile(r"verification width must equal draft steps \+ 1", re.I),
+    (re.compile(r"does not support dp attention", re.IGNORECASE), "drop `--enable-dp-attention`, or another speculative algorithm"),
+    (re.compile(r"speculative MoE runner backend", re.IGNORECASE), "`--speculative-moe-runner-backend triton` (or auto)"),
+    (re.compile(r"enable_mixed_chunk", re.IGNORECASE),
+     "drop `--enable-mixed-chunk` (mixed chunked prefill does not work with speculative decoding)"),
+    (re.compile(r"Flex Attention", re.IGNORECASE), "another `--attention-backend` (flashinfer, triton, fa3)"),
+    (re.compile(r"Pipeline parallelism", re.IGNORECASE), "`--pp-size 1`, or no speculative decoding"),
+    (re.compile(r"LoRA", re.IGNORECASE), "`--speculative-algorithm NGRAM` with LoRA, or no LoRA"),
+    (re.compile(r"decode offload", re.IGNORECASE), "turn off spec v2 or the decode KV-cache offload"),
+    (re.compile(r"ep_size > 1|--ep-size", re.IGNORECASE),
+     "`--ep-size` > 1 (e.g. equal to --tp), or `--speculative-moe-a2a-backend none`"),
+    (re.compile(r"only supports CUDA", re.IGNORECASE), "run NGRAM speculation on a CUDA device (or another algorithm)"),
+    (re.compile(r"requires setting --speculative-draft-model-path", re.IGNORECASE), "`--speculative-draft-model-path <draft>`"),
+    (re.compile(r"verification width must equal draft steps \+ 1", re.IGNORECASE),
      "`--speculative-num-draft-tokens` = `--speculative-num-steps` + 1"),
-    (re.compile(r"requires --speculative-eagle-topk ?=? ?1|requires --speculative-eagle-topk 1", re.I),
+    (re.compile(r"requires --speculative-eagle-topk ?=? ?1|requires --speculative-eagle-topk 1", re.IGNORECASE),
      "`--speculative-eagle-topk 1`"),
-    (re.compile(r"adaptive config candidate_steps", re.I), "one of the listed `--speculative-num-steps` values"),
+    (re.compile(r"adaptive config candidate_steps", re.IGNORECASE), "one of the listed `--speculative-num-steps` values"),
 )
 
 
@@ -508,7 +508,7 @@ def spec_config_invalid(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _finite(values: Any) -> list[float]:
-    return [float(v) for v in values if v == v]
+    return [float(v) for v in values if not math.isnan(v)]
 
 
 def implied_token_acceptance(accept_len: float, depth: int) -> float | None:
@@ -546,7 +546,7 @@ class Acceptance:
 def acceptance(ctx: RuleContext) -> Acceptance:
     d = ctx.log.decode
     acc = d.cols["accept_len"]
-    idx = [i for i, v in enumerate(acc) if v == v]
+    idx = [i for i, v in enumerate(acc) if not math.isnan(v)]
     out = Acceptance()
     if idx:
         vals = [acc[i] for i in idx]
@@ -581,10 +581,10 @@ def break_even(ctx: RuleContext, acc: Acceptance) -> dict[str, Any] | None:
     base: dict[int, list[float]] = {}
     for i in range(len(d.line)):
         r, g = run[i], gen[i]
-        if not (r == r and g == g and r > 0 and g > 0):
+        if math.isnan(r) or math.isnan(g) or r <= 0 or g <= 0:
             continue
         bucket = int(math.log2(r))
-        (spec if acc_col[i] == acc_col[i] else base).setdefault(bucket, []).append(g / r)
+        (base if math.isnan(acc_col[i]) else spec).setdefault(bucket, []).append(g / r)
     common = sorted(set(spec) & set(base))
     if common:
         ratios = [_median(spec[b]) / _median(base[b]) for b in common]
@@ -663,7 +663,7 @@ def spec_low_acceptance(ctx: RuleContext) -> Iterator[Finding]:
         data.update(be)
     low_width = p is not None and p < min_p
     low_abs = depth is None and acc.mean < min_len
-    below_be = bool(be) and be["speedup"] < 1.0
+    below_be = be is not None and be["speedup"] < 1.0
     if not (low_width or low_abs or below_be):
         return
     parts = [f"mean accept len {acc.mean:.2f} over {acc.lines} decode lines" if acc.lines

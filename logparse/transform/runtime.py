@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from logparse.events import DecodeBatch, HttpAccess, PrefillBatch, Retraction, ServerReady, UvicornLifecycle
@@ -55,30 +56,27 @@ def _number(value: str) -> float | None:
         return None
 
 
-def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
-    """Split a stats body into fields: known keys to fields (counts as ints), graph flags to
-    `cuda_graph`, every other numeric item to `extra` under a normalised name. Hot: keep it lean."""
-    kw: dict[str, Any] = {}
-    extra: dict[str, float] = {}
-    for item in body.rstrip(", ").split(", "):
-        key, sep, value = item.partition(": ")
-        if not sep:
-            continue  # an empty trailing item, or a cut last item without its value
-        name = known.get(key)
-        if name is not None:
-            try:
-                num = float(value)
-            except ValueError:
-                continue
-            kw[name] = int(num) if key[0] == "#" else num
-        elif key in _GRAPH_KEYS:
-            kw["cuda_graph"] = value == "True"
-            if key != "cuda graph":
-                extra["graph_device_" + key.split()[0]] = 1.0
-        else:
-            num = _number(value)
-            if num is not None:
-                extra[_extra_name(key)] = num
+def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extra: dict[str, float]) -> None:
+    """One `key: value` item into the fields: known keys (counts as ints), graph flags to
+    `cuda_graph`, every other numeric item to `extra` under a normalised name."""
+    name = known.get(key)
+    if name is not None:
+        try:
+            num = float(value)
+        except ValueError:
+            return
+        kw[name] = int(num) if key[0] == "#" else num
+    elif key in _GRAPH_KEYS:
+        kw["cuda_graph"] = value == "True"
+        if key != "cuda graph":
+            extra["graph_device_" + key.split()[0]] = 1.0
+    else:
+        num = _number(value)
+        if num is not None:
+            extra[_extra_name(key)] = num
+
+
+def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
     if "token_usage" not in kw:
         for key in _USAGE_FALLBACK:
             name = _extra_name(key)
@@ -88,6 +86,68 @@ def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
     if extra:
         kw["extra"] = extra
     return kw
+
+
+class _Signature:
+    """The key sequence of a stats body, compiled: a server prints the same keys on every line, so
+    after the first line a body is split by one C-level regex match and turned into fields by a
+    function generated for exactly these keys (no per-item dispatch). It produces exactly what the
+    generic path produces — each generated statement is `_apply` specialised to one key, and
+    `tests/test_grammar_runtime.py` compares both — and a body the regex does not match takes the
+    generic path."""
+
+    __slots__ = ("regex", "keys", "build")
+
+    def __init__(self, keys: list[str], known: dict[str, str]) -> None:
+        self.keys = keys
+        # Middle values hold no comma (the generic path splits on ', '); the last value may be
+        # followed by the trailing ', ' / ',' / ' ' that some releases print.
+        parts = [f"{re.escape(k)}: ([^,]*)" for k in keys[:-1]] + [f"{re.escape(keys[-1])}: ([^,]*?)[, ]*"]
+        self.regex = re.compile(", ".join(parts))
+        lines = ["def build(g):", "    kw = {}", "    extra = {}"]
+        for i, key in enumerate(keys):
+            name = known.get(key)
+            if name is not None:
+                conv = "int(x)" if key[0] == "#" else "x"
+                lines += ["    try:", f"        x = float(g[{i}])", "    except ValueError:", "        pass",
+                          "    else:", f"        kw[{name!r}] = {conv}"]
+            elif key in _GRAPH_KEYS:
+                lines.append(f"    kw['cuda_graph'] = g[{i}] == 'True'")
+                if key != "cuda graph":
+                    lines.append(f"    extra[{'graph_device_' + key.split()[0]!r}] = 1.0")
+            else:
+                lines += [f"    x = _number(g[{i}])", "    if x is not None:", f"        extra[{_extra_name(key)!r}] = x"]
+        lines.append("    return _finish(kw, extra)")
+        namespace: dict[str, Any] = {"_number": _number, "_finish": _finish}
+        exec("\n".join(lines), namespace)  # noqa: S102 — code generated from printed key names, all repr()-quoted
+        self.build = namespace["build"]
+
+
+_SIGNATURES: dict[int, list[_Signature]] = {}
+_MAX_SIGNATURES = 8
+
+
+def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
+    """Split a stats body into fields (see `_apply`). Hot: one regex match per line in steady state."""
+    sigs = _SIGNATURES.setdefault(id(known), [])
+    for sig in sigs:
+        m = sig.regex.fullmatch(body)
+        if m is not None:
+            return sig.build(m.groups())  # type: ignore[no-any-return]
+    kw: dict[str, Any] = {}
+    extra: dict[str, float] = {}
+    keys: list[str] | None = []
+    for item in body.rstrip(", ").split(", "):
+        key, sep, value = item.partition(": ")
+        if not sep:
+            keys = None  # an empty or cut item: not a shape worth learning
+            continue
+        if keys is not None:
+            keys.append(key)
+        _apply(key, value, known, kw, extra)
+    if keys and len(sigs) < _MAX_SIGNATURES:
+        sigs.insert(0, _Signature(keys, known))
+    return _finish(kw, extra)
 
 
 def _iteration(head: str) -> int | None:
@@ -126,7 +186,7 @@ class RuntimeCallbacks:
             elif key == "#new_tokens_gained":
                 kw["new_tokens_gained"] = int(value)
             elif key == "#new_token_ratio":
-                before, _, after = value.partition(" -> ")
+                before, _, after = value.partition("->")
                 kw["ratio_from"] = _number(before)
                 if after.strip():
                     kw["ratio_to"] = _number(after)
