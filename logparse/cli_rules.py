@@ -145,12 +145,52 @@ def rule_text(r: Rule) -> str:
         )
     else:
         lines = bad.read_text(encoding="utf-8", errors="replace").splitlines()
-        out.append(f"Fixture example (fixtures/rules/{r.name}/bad.log, {len(lines)} lines):")
-        for i, line in enumerate(lines[:FIXTURE_EXCERPT_LINES], 1):
-            out.append(f"  {i:>4} | {line[: _WIDTH + 60]}")
-        if len(lines) > FIXTURE_EXCERPT_LINES:
-            out.append(f"       … {len(lines) - FIXTURE_EXCERPT_LINES} more lines")
+        shown = excerpt_lines(r, bad, len(lines))
+        out.append(
+            f"Fixture example (fixtures/rules/{r.name}/bad.log, {len(lines)} lines; ► = evidence):"
+        )
+        evidence = _evidence_lines(r, bad)
+        previous = 0
+        for n in shown:
+            if n > previous + 1:
+                out.append("       …")
+            mark = "►" if n in evidence else " "
+            out.append(f" {mark}{n:>4} | {lines[n - 1][: _WIDTH + 60]}")
+            previous = n
+        if previous < len(lines):
+            out.append(f"       … ({len(lines) - previous} more lines)")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _evidence_lines(r: Rule, path: Path) -> set[int]:
+    """The lines the rule's findings on `path` cite as evidence (empty if it does not fire)."""
+    from logparse.engine import analyze
+
+    try:
+        analysis = analyze(str(path))
+    except Exception:  # noqa: BLE001 — the documentation must print even if analysis breaks
+        return set()
+    return {
+        n
+        for f in analysis.all_findings()
+        if f.name == r.name
+        for ev in f.evidence
+        for n in range(ev.line, ev.end_line + 1)
+    }
+
+
+def excerpt_lines(r: Rule, path: Path, total: int) -> list[int]:
+    """Line numbers to print: the evidence lines with two lines of context each, at most
+    FIXTURE_EXCERPT_LINES; the head of the file when the rule cites no line."""
+    evidence = sorted(_evidence_lines(r, path))
+    if not evidence:
+        return list(range(1, min(total, FIXTURE_EXCERPT_LINES) + 1))
+    wanted: set[int] = set()
+    for n in evidence:
+        wanted.update(k for k in range(n - 2, n + 3) if 1 <= k <= total)
+        if len(wanted) >= FIXTURE_EXCERPT_LINES:
+            break
+    return sorted(wanted)[:FIXTURE_EXCERPT_LINES]
 
 
 # --------------------------------------------------------------------------- commands

@@ -96,7 +96,7 @@ def selector_matches(selector: str, name: str, code: str, family: str) -> bool:
     s = selector.strip()
     if s.upper() == "ALL" or s == name or s == family or s.upper() == code.upper():
         return True
-    return bool(_CODE_PREFIX.match(s)) and code.upper().startswith(s.upper()) and s.upper() != s.lower()
+    return bool(_CODE_PREFIX.match(s)) and code.upper().startswith(s.upper())
 
 
 def validate_selectors(selectors: Iterable[str], where: str) -> None:

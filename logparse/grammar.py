@@ -23,15 +23,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError
+from typing import TYPE_CHECKING
 
 from logparse.resources import grammar_text
 
+if TYPE_CHECKING:
+    from lark import Lark
+
 START_SYMBOLS = ["line", "unparsed_line"]
 
-# lark's Token constructor without the deprecated-keyword check of Token.__new__ (hot path).
-_token = Token._future_new
+
+class FastToken(str):
+    """A token of the fast path: its text, and `.type` (the terminal name) like lark's Token.
+    lark itself is imported only when a line needs the LALR parser (start-up matters: a short
+    log should not pay for loading the whole grammar)."""
+
+    __slots__ = ("type",)
+    type: str
+
+    def __new__(cls, type_: str, value: str) -> FastToken:
+        tok = str.__new__(cls, value)
+        tok.type = type_
+        return tok
+
+
+_token = FastToken
 
 # A parsed line: (envelope, event class, field values); see logparse.transform.
 ParsedLine = tuple[Any, type, dict[str, Any]]
@@ -48,14 +64,25 @@ def _cache_path(text: str, strict: bool) -> str | None:
         return None
     if not os.access(folder, os.W_OK):
         return None
-    import lark
+    # Key the cache by the installed lark too, without importing it (that is what the cache saves):
+    # its package file's path, size and mtime change with every install.
+    import importlib.util
 
-    digest = hashlib.sha256(f"{lark.__version__}|{strict}|{text}".encode()).hexdigest()[:20]
+    spec = importlib.util.find_spec("lark")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        st = os.stat(origin)
+        lark_id = f"{origin}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        lark_id = origin
+    digest = hashlib.sha256(f"{lark_id}|{strict}|{text}".encode()).hexdigest()[:20]
     return str(folder / f"grammar-{digest}.lark-cache")
 
 
-def build_lark(transformer: Transformer | None, *, strict: bool = False, cache: bool = True) -> Lark:
+def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True) -> Lark:
     """The LALR parser with the transformer applied during parsing (no tree is built)."""
+    from lark import Lark
+
     text = grammar_text()
     cache_file = _cache_path(text, strict) if cache else None
     return Lark(
@@ -78,29 +105,45 @@ def _lexer_order(term: Any) -> tuple[int, int, int, str]:
     return (-term.priority, -term.pattern.max_width, -len(term.pattern.value), term.name)
 
 
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ASCII_SPACE = frozenset(" \t\n\r\f\v\x1c\x1d\x1e\x1f")
+_DIGITS = frozenset("0123456789")
+
+
 def _first_chars(regexp: str) -> frozenset[str] | None:
-    """The set of characters a match of `regexp` can start with, or None when it is not a small
-    known set (then the terminal is tried for every first character)."""
+    """The ASCII characters a match of `regexp` can start with, or None when that is not a small
+    known set (then the terminal is tried for every first character). Only ASCII is described:
+    lines starting with a non-ASCII character are dispatched to the full scanner (exact)."""
     try:
         parsed = sre_parse.parse(regexp)
     except re.error:
         return None
     if parsed.state.flags & re.IGNORECASE:
         return None
-    return _first_of_seq(list(parsed))
+    chars, nullable = _first_of_seq(list(parsed))
+    return None if chars is None or nullable else chars
 
 
-def _first_of_seq(items: list[Any]) -> frozenset[str] | None:
+_Firsts = tuple[frozenset[str] | None, bool]  # (first chars or None = unknown, can match empty)
+
+
+def _first_of_seq(items: list[Any]) -> _Firsts:
+    out: set[str] = set()
     for op, av in items:
-        if op is sre_c.AT:
-            continue
-        return _first_of_op(op, av)
-    return None
+        chars, nullable = _first_of_op(op, av)
+        if chars is None:
+            return None, False
+        out |= chars
+        if not nullable:
+            return frozenset(out), False
+    return frozenset(out), True
 
 
-def _first_of_op(op: Any, av: Any) -> frozenset[str] | None:
+def _first_of_op(op: Any, av: Any) -> _Firsts:
+    if op is sre_c.AT:
+        return frozenset(), True
     if op is sre_c.LITERAL:
-        return frozenset(chr(av))
+        return frozenset(chr(av)), False
     if op is sre_c.IN:
         chars: set[str] = set()
         for iop, iav in av:
@@ -109,30 +152,36 @@ def _first_of_op(op: Any, av: Any) -> frozenset[str] | None:
             elif iop is sre_c.RANGE and iav[1] - iav[0] <= 128:
                 chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
             elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_DIGIT:
-                chars.update("0123456789")
+                chars |= _DIGITS
+            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_WORD:
+                chars |= _ASCII_WORD
+            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_SPACE:
+                chars |= _ASCII_SPACE
             else:
-                return None
-        return frozenset(chars)
+                return None, False
+        return frozenset(chars), False
+    if op is sre_c.CATEGORY:
+        table = {sre_c.CATEGORY_DIGIT: _DIGITS, sre_c.CATEGORY_WORD: _ASCII_WORD, sre_c.CATEGORY_SPACE: _ASCII_SPACE}
+        return (table[av], False) if av in table else (None, False)
     if op is sre_c.SUBPATTERN:
         return _first_of_seq(list(av[-1]))
     if op is sre_c.ATOMIC_GROUP:
         return _first_of_seq(list(av))
     if op is sre_c.BRANCH:
         out: set[str] = set()
+        nullable = False
         for branch in av[1]:
-            sub = _first_of_seq(list(branch))
+            sub, sub_nullable = _first_of_seq(list(branch))
             if sub is None:
-                return None
+                return None, False
             out |= sub
-        return frozenset(out)
+            nullable = nullable or sub_nullable
+        return frozenset(out), nullable
     if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT):
         lo, _hi, item = av
-        if lo == 0:
-            return None
-        return _first_of_seq(list(item))
-    if op is sre_c.CATEGORY and av is sre_c.CATEGORY_DIGIT:
-        return frozenset("0123456789")
-    return None
+        sub, sub_nullable = _first_of_seq(list(item))
+        return sub, (lo == 0 or sub_nullable)
+    return None, False
 
 
 @dataclass(slots=True)
@@ -151,26 +200,29 @@ class _Dispatcher:
     compiled lazily: a log uses a small part of the grammar, and compiling all of it up front
     would dominate the start-up of a short run."""
 
-    def __init__(self, terms: list[Any], firsts: dict[str, frozenset[str] | None]) -> None:
-        self._ordered = sorted(terms, key=_lexer_order)
-        self._firsts = {t.name: firsts.get(t.name) for t in self._ordered}
+    def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None]) -> None:
+        self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
+        self._firsts = {name: firsts.get(name) for name, _ in ordered}
         self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
         self._by_char: dict[str, re.Pattern[str] | None] = {}
-        self._default = self._compile([t for t in self._ordered if self._firsts[t.name] is None])
+        self._default = self._compile([t for t in ordered if self._firsts[t[0]] is None])
 
     @staticmethod
-    def _compile(terms: list[Any]) -> re.Pattern[str] | None:
+    def _compile(terms: list[tuple[str, str]]) -> re.Pattern[str] | None:
         if not terms:
             return None
-        return re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms))
+        return re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp in terms))
 
     def scanner(self, char: str) -> re.Pattern[str] | None:
         try:
             return self._by_char[char]
         except KeyError:
             pass
-        if char in self._chars:
-            terms = [t for t in self._ordered if self._firsts[t.name] is None or char in self._firsts[t.name]]  # type: ignore[operator]
+        if not char or char >= "\x80":
+            # First-character sets describe ASCII only: anything else meets every terminal.
+            scanner = self._compile(self._ordered)
+        elif char in self._chars:
+            terms = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
             scanner = self._compile(terms)
         else:
             scanner = self._default
@@ -178,69 +230,94 @@ class _Dispatcher:
         return scanner
 
 
-class FastPath:
-    """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
+@dataclass
+class FastPathData:
+    """What the fast path needs from the grammar, as plain (picklable) data: extracted from lark
+    once and cached per grammar, so that a run whose lines all take the fast path never imports
+    lark at all."""
 
-    def __init__(self, lark: Lark, transformer: Transformer, firsts: dict[str, frozenset[str] | None] | None = None) -> None:
+    prefix: dict[str, str]  # prefix terminal → callback name
+    start: list[tuple[str, str]]  # terminals acceptable at the start of a line, lark's order
+    after_prefix: list[tuple[str, str]]  # terminals acceptable after a prefix, lark's order
+    firsts: dict[str, frozenset[str] | None]
+    # first terminal → flat alternatives: (regex source, kept (group, terminal), callback name)
+    alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
+
+    @classmethod
+    def from_lark(cls, lark: Lark) -> FastPathData:
         terminals = {t.name: t for t in lark.terminals}
-        self._terminals = terminals
         rules_by_origin: dict[str, list[Any]] = defaultdict(list)
         for rule in lark.rules:
             rules_by_origin[rule.origin.name].append(rule)
-        self._callback = lambda name: getattr(transformer, name)
-        if firsts is None:
-            firsts = first_char_table(lark)
-        self.firsts = firsts
-
         first = _first_sets(rules_by_origin)
+        prefix = {}
+        for rule in rules_by_origin["prefix"]:
+            (sym,) = rule.expansion
+            prefix[str(sym.name)] = str(rule.alias or rule.origin.name)
+        msg_first = first["message"]
+
+        def ordered(names: set[str]) -> list[tuple[str, str]]:
+            return [(str(t.name), str(t.pattern.to_regexp())) for t in sorted((terminals[n] for n in names), key=_lexer_order)]
+
+        alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]] = defaultdict(list)
+        for rule in _flat_rules(rules_by_origin, "message"):
+            alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
+        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark),
+                   dict(alternatives))
+
+
+def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    """One flat rule as a regex: lark's terminal patterns in atomic groups (lark's lexer never
+    backtracks into a token); the kept tokens are named groups."""
+    if rule.options.empty_indices:
+        raise ValueError(f"rule {rule} uses [x] placeholders; write x? instead")
+    parts: list[str] = []
+    kept: list[tuple[str, str]] = []
+    keep_all = rule.options.keep_all_tokens
+    for i, sym in enumerate(rule.expansion):
+        pattern = terminals[sym.name].pattern.to_regexp()
+        if keep_all or not sym.filter_out:
+            group = f"k{i}"
+            parts.append(f"(?>(?P<{group}>{pattern}))")
+            kept.append((group, str(sym.name)))
+        else:
+            parts.append(f"(?>{pattern})")
+    # Plain str everywhere: lark's names can be lark Tokens, which would make the cached data
+    # import lark when unpickled.
+    return "".join(parts), tuple(kept), str(rule.alias or rule.origin.name)
+
+
+class FastPath:
+    """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
+
+    def __init__(self, data: FastPathData, transformer: Any) -> None:
+        self.data = data
+        self._transformer = transformer
         self._line = getattr(transformer, "line")
         unparsed = getattr(transformer, "unparsed_line")
         # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
         self._unparsed = lambda env, rest: unparsed(
             [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
-        # prefix: one terminal per alternative, each with an alias.
-        self._prefix: dict[str, Callable[[list[Any]], Any]] = {}
-        for rule in rules_by_origin["prefix"]:
-            (sym,) = rule.expansion
-            self._prefix[sym.name] = self._callback(rule.alias or rule.origin.name)
-        msg_first = first["message"]
-        self._start = _Dispatcher([terminals[n] for n in set(self._prefix) | msg_first], firsts)
-        self._after_prefix = _Dispatcher([terminals[n] for n in msg_first], firsts)
-        # Flat rules by first terminal; compiled on first use (see _Dispatcher).
-        self._rules: dict[str, list[Any]] = defaultdict(list)
-        for rule in _flat_rules(rules_by_origin, "message"):
-            self._rules[rule.expansion[0].name].append(rule)
+        self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
+        self._start = _Dispatcher(data.start, data.firsts)
+        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts)
         self._alts: dict[str, list[_Alternative]] = {}
-        self.alternatives = sum(len(v) for v in self._rules.values())
+        self.alternatives = sum(len(v) for v in data.alternatives.values())
         self._env_cache: dict[str, Any] = {}
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
-        for name in self._rules:
+        for name in self.data.alternatives:
             self._alternatives(name)
 
     def _alternatives(self, name: str) -> list[_Alternative]:
         alts = self._alts.get(name)
         if alts is None:
-            alts = self._alts[name] = [self._compile(r, self._terminals) for r in self._rules.get(name, ())]
+            alts = self._alts[name] = [
+                _Alternative(re.compile(src), kept, getattr(self._transformer, cb), cb)
+                for src, kept, cb in self.data.alternatives.get(name, ())
+            ]
         return alts
-
-    def _compile(self, rule: Any, terminals: dict[str, Any]) -> _Alternative:
-        if rule.options.empty_indices:
-            raise ValueError(f"rule {rule} uses [x] placeholders; write x? instead")
-        parts: list[str] = []
-        kept: list[tuple[str, str]] = []
-        keep_all = rule.options.keep_all_tokens
-        for i, sym in enumerate(rule.expansion):
-            pattern = terminals[sym.name].pattern.to_regexp()
-            if keep_all or not sym.filter_out:
-                group = f"k{i}"
-                parts.append(f"(?>(?P<{group}>{pattern}))")
-                kept.append((group, sym.name))
-            else:
-                parts.append(f"(?>{pattern})")
-        name = rule.alias or rule.origin.name
-        return _Alternative(re.compile("".join(parts)), tuple(kept), self._callback(name), name)
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
@@ -261,7 +338,7 @@ class FastPath:
             if env is None:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
+                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])  # type: ignore[index]
             pos = m.end()
             scanner = self._after_prefix.scanner(text[pos : pos + 1])
             m = scanner.match(text, pos) if scanner is not None else None
@@ -282,7 +359,7 @@ class FastPath:
 
 def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
     """First characters of every terminal (regex analysis; cached on disk with the grammar)."""
-    return {t.name: _first_chars(t.pattern.to_regexp()) for t in lark.terminals}
+    return {str(t.name): _first_chars(t.pattern.to_regexp()) for t in lark.terminals}
 
 
 def _first_sets(rules_by_origin: dict[str, list[Any]]) -> dict[str, set[str]]:
@@ -317,12 +394,22 @@ def _flat_rules(rules_by_origin: dict[str, list[Any]], origin: str) -> list[Any]
 
 class LineParser:
     """Parse one line into (envelope, event class, fields): fast path first, then LALR, then the
-    `unparsed_line` fallback that keeps the envelope of a line no message rule knows."""
+    `unparsed_line` fallback that keeps the envelope of a line no message rule knows. The LALR
+    parser is built on first need (or at once with strict=True, which is what the strict check is for)."""
 
-    def __init__(self, transformer: Transformer, *, strict: bool = False, fast: bool = True) -> None:
-        self.lark = build_lark(transformer, strict=strict)
-        self.fast = FastPath(self.lark, transformer, _cached_firsts(self.lark, strict)) if fast else None
-        self._parse = self.lark.parse
+    def __init__(self, transformer: Any, *, strict: bool = False, fast: bool = True) -> None:
+        self._transformer = transformer
+        self._strict = strict
+        self._lark: Lark | None = None
+        if strict or not fast:
+            self._lark = build_lark(transformer, strict=strict)
+        self.fast = FastPath(_cached_fast_data(self, strict), transformer) if fast else None
+
+    @property
+    def lark(self) -> Lark:
+        if self._lark is None:
+            self._lark = build_lark(self._transformer, strict=self._strict)
+        return self._lark
 
     def parse(self, text: str) -> ParsedLine:
         if self.fast is not None:
@@ -332,36 +419,39 @@ class LineParser:
         return self.parse_lalr(text)
 
     def parse_lalr(self, text: str) -> ParsedLine:
+        from lark.exceptions import LarkError
+
+        parse = self.lark.parse
         try:
-            return self._parse(text, start="line")  # type: ignore[no-any-return]
+            return parse(text, start="line")  # type: ignore[no-any-return]
         except LarkError:
-            return self._parse(text, start="unparsed_line")  # type: ignore[no-any-return]
+            return parse(text, start="unparsed_line")  # type: ignore[no-any-return]
 
 
-def _cached_firsts(lark: Lark, strict: bool) -> dict[str, frozenset[str] | None]:
-    """The first-character table, from the per-user cache when it matches this grammar."""
+def _cached_fast_data(parser: LineParser, strict: bool) -> FastPathData:
+    """The fast path's data, from the per-user cache when it was made from this very grammar."""
     import pickle
 
     cache = _cache_path(grammar_text(), strict)
-    path = f"{cache}.firsts" if cache else None
+    path = f"{cache}.fastpath" if cache else None
     if path and os.path.exists(path):
         try:
             with open(path, "rb") as fh:
-                table = pickle.load(fh)
-            if isinstance(table, dict) and set(table) == {t.name for t in lark.terminals}:
-                return table
-        except (OSError, pickle.PickleError, EOFError, AttributeError):
+                data = pickle.load(fh)
+            if isinstance(data, FastPathData):
+                return data
+        except (OSError, pickle.PickleError, EOFError, AttributeError, TypeError):
             pass
-    table = first_char_table(lark)
+    data = FastPathData.from_lark(parser.lark)
     if path:
         try:
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as fh:
-                pickle.dump(table, fh)
+                pickle.dump(data, fh)
             os.replace(tmp, path)
         except OSError:
             pass
-    return table
+    return data
 
 
 _PARSERS: dict[tuple[bool, bool], LineParser] = {}

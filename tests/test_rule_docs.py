@@ -168,10 +168,12 @@ def test_rule_command_by_name_or_code(key: str) -> None:
     assert out.startswith("cuda-oom (MEM001)")
     for section in DOC_SECTIONS:
         assert f"\n{section}\n" in out
-    # The fixture example: the first lines of bad.log, numbered.
-    first = (FIXTURES / "cuda-oom" / "bad.log").read_text().splitlines()[0]
+    # The fixture example: the evidence lines of bad.log (marked ►) with their context, numbered.
     assert "Fixture example (fixtures/rules/cuda-oom/bad.log" in out
-    assert f"     1 | {first}" in out
+    marked = [line for line in out.splitlines() if line.startswith(" ►")]
+    assert any("CUDA out of memory" in line for line in marked)
+    first = (FIXTURES / "cuda-oom" / "bad.log").read_text().splitlines()[0]
+    assert f" ►   1 | {first}" in out
 
 
 def test_rule_command_unknown_name() -> None:

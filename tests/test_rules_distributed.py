@@ -209,3 +209,22 @@ def test_other_rank_failed_nests_under_a_root_cause(tmp_path: Path) -> None:
     a = analyze(write(tmp_path, log))
     assert a.root_cause is not None and a.root_cause.name == "cuda-oom"
     assert [c.name for c in a.root_cause.consequences] == ["other-rank-failed"]
+
+
+def test_tcpstore_resets_after_a_graceful_shutdown_are_teardown(tmp_path: Path) -> None:
+    log = (
+        '[2026-04-14 09:16:40] INFO:     10.0.0.3:51000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        "[2026-04-14 09:16:41 TP0] Decode batch, #running-req: 3, #token: 900, token usage: 0.01, cuda graph: True, "
+        "gen throughput (token/s): 90.00, #queue-req: 0\n"
+        "[2026-04-14 09:16:50] SIGTERM received. signum=15 frame=<frame at 0x7f3c2a1b9d40, file "
+        "'/usr/local/lib/python3.12/dist-packages/uvicorn/server.py', line 328, code main_loop>. Draining requests and "
+        "shutting down...\n"
+        "[2026-04-14 09:16:51] INFO:     Shutting down\n"
+        "[2026-04-14 09:16:51] INFO:     Finished server process [1889]\n"
+        "[rank1]:[W0414 09:16:51.577420669 ProcessGroupNCCL.cpp:1826] [PG ID 0 PG GUID 0 Rank 1] Failed to check the "
+        '"should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset '
+        "by peer\n"
+    )
+    a = analyze(write(tmp_path, log))
+    assert "other-rank-failed" not in a.fired()
+    assert a.outcome == "stopped"

@@ -219,3 +219,17 @@ def test_consequence_tracebacks_are_not_crashes(tmp_path: Path) -> None:
             "EOFError\n")
     a = run(tmp_path, text)
     assert "scheduler-crash" not in a.fired()
+
+
+def test_uvicorn_bind_error_is_the_http_port(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --port 30000\n"
+            "[2026-02-26 16:40:59] INFO:     Started server process [40311]\n"
+            "[2026-02-26 16:40:59] INFO:     Waiting for application startup.\n"
+            "[2026-02-26 16:40:59] INFO:     Application startup complete.\n"
+            "[2026-02-26 16:40:59] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): "
+            "address already in use\n"
+            "[2026-02-26 16:40:59] INFO:     Waiting for application shutdown.\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "port-in-use")
+    assert f.data["ports"] == {"port": 30000}
+    assert "ss -ltnp | grep :30000" in f.remedy and "--port 30010" in f.remedy

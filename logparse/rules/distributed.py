@@ -15,6 +15,7 @@ from logparse.events import (
     KnownMessage,
     NcclWatchdogTimeout,
     Severity,
+    UvicornLifecycle,
 )
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext
@@ -573,7 +574,10 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
     for no, m in list(ctx.texts_matching(_BARRIER)):
         peer = next((g for g in m.groups() if g), None)
         yield _barrier(ctx, [], [(no, no)], int(peer) if peer else None, remedy)
-    tcp = list(ctx.texts_matching(_TCPSTORE))
+    # After a graceful shutdown (SIGTERM, uvicorn's "Shutting down") the store's server exits first
+    # and the other ranks' resets are only teardown noise.
+    shutdown = _graceful_shutdown_line(ctx)
+    tcp = [(no, m) for no, m in ctx.texts_matching(_TCPSTORE) if shutdown is None or no < shutdown]
     if tcp:
         ranks = []
         for no, _m in tcp:
@@ -601,6 +605,17 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
             data={"lost_ranks": rank_list, "look_at": "rank 0 / master node"},
             ranks=[f"rank{r}" for r in rank_list],
         )
+
+
+def _graceful_shutdown_line(ctx: RuleContext) -> int | None:
+    from logparse.engine import SHUTDOWN_CODES, SHUTDOWN_STAGES
+
+    for e in ctx.log.events:
+        if isinstance(e, UvicornLifecycle) and e.stage in SHUTDOWN_STAGES:
+            return e.line
+        if isinstance(e, KnownMessage) and e.code in SHUTDOWN_CODES:
+            return e.line
+    return None
 
 
 def _barrier(

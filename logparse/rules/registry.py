@@ -62,7 +62,12 @@ def rule(
     fallback: bool = False,
 ) -> Callable[[RuleFn], Rule]:
     """Register a rule function. Its docstring: a one-line summary, then the sections
-    **What it means**, **Why it matters**, **Example**, **Fix**."""
+    **What it means**, **Why it matters**, **Example**, **Fix**.
+
+    Order of execution (engine.execute): specific rules by code, then `fallback=True` rules (on what
+    no specific rule claimed), then rules whose `needs` include "findings" (they read
+    `ctx.findings`, every other rule's findings — e.g. startup-stalled speaks only when no error
+    explains the end of the log)."""
 
     def register(fn: RuleFn) -> Rule:
         if name in REGISTRY or code in BY_CODE:

@@ -18,7 +18,7 @@ from logparse.events import (
 )
 from logparse.findings import Finding
 from logparse.reader import ReadReport, read_lines
-from logparse.rules.context import RuleContext
+from logparse.rules.context import RuleContext, sglang_frames
 from logparse.rules.matching import (
     Hit,
     find_errors,
@@ -69,7 +69,11 @@ def port_in_use(ctx: RuleContext) -> Iterator[Finding]:
 
     **Example**
     ```
-    [2026-03-07 15:30:29] ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use
+    [2026-02-26 16:40:41] Port is already in use. dist_init_port=30005 port_base=30000 detokenizer_port=30001 nccl_port=30003 scheduler_input_port=30002
+    Traceback (most recent call last):
+      File "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py", line 5488, in init_new
+        wait_port_available(dist_init_port, "dist_init_port")
+    ValueError: dist_init_port=30005 is used by other processes after waiting 30 seconds. [Errno 98] Address already in use
     ```
 
     **Fix**
@@ -356,8 +360,10 @@ def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
     **Example**
     ```
     Traceback (most recent call last):
+      File "/usr/local/lib/python3.12/dist-packages/sglang/srt/entrypoints/engine.py", line 771, in _launch_subprocesses
+        server_args.check_server_args()
       File "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py", line 5102, in check_server_args
-        assert self.chunked_prefill_size % self.page_size == 0, "chunked_prefill_size must be divisible by page_size"
+        assert (
     AssertionError: chunked_prefill_size must be divisible by page_size
     ```
 
@@ -499,7 +505,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
         process = tb.process or ("Scheduler" if any(f in ("run_scheduler_process", "event_loop_normal",
                                                           "event_loop_overlap") for f in frame_funcs(tb)) else None)
         who = f"{process} " if process and process not in ("warmup",) else "A process "
-        data: dict[str, Any] = {"exception": tb.exc_type, "frame": where, "process": tb.process, "cut": tb.exc_type is None}
+        data: dict[str, Any] = {"exception": tb.exc_type, "frame": where, "sglang_frames": sglang_frames(tb),
+                                "process": tb.process, "cut": tb.exc_type is None}
         if tb.exc_type:
             msg = tb.message.strip()
             data["message"] = short(msg, 300)

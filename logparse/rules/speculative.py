@@ -635,7 +635,8 @@ def spec_low_acceptance(ctx: RuleContext) -> Iterator[Finding]:
 
     **Example**
     ```
-    [2026-03-07 15:31:10 TP0] Decode batch, #running-req: 16, #token: 20410, token usage: 0.05, accept len: 1.42, accept rate: 0.18, cuda graph: True, gen throughput (token/s): 612.40, #queue-req: 0
+    $ python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-algorithm EAGLE … --speculative-num-steps 5 --speculative-eagle-topk 1 --speculative-num-draft-tokens 6 --tp 2
+    [2026-03-24 10:13:30 TP0] Decode batch, #running-req: 40, #token: 56786, token usage: 0.05, accept len: 1.30, accept rate: 0.22, cuda graph: True, gen throughput (token/s): 1488.33, #queue-req: 0
     ```
 
     **Fix**

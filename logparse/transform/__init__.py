@@ -5,8 +5,6 @@ One mixin per message family, each in its own module next to the grammar file it
 
 from __future__ import annotations
 
-from lark import Transformer
-
 from logparse.transform.bench import BenchCallbacks
 from logparse.transform.envelope import Envelope, EnvelopeCallbacks
 from logparse.transform.failures import FailureCallbacks
@@ -20,6 +18,9 @@ __all__ = ["Envelope", "LineTransformer"]
 class LineTransformer(
     EnvelopeCallbacks,
     KnownCallbacks,
-    StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks, Transformer
+    StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks
 ):
-    """All callbacks. Message callbacks return (event class, fields); `line` adds the envelope."""
+    """All callbacks. Message callbacks return (event class, fields); `line` adds the envelope.
+
+    lark accepts any object with the callbacks as its `transformer` (it looks them up by rule
+    name); not inheriting from lark.Transformer keeps lark out of the import path of the fast path."""

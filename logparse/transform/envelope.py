@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from lark import Token
-
 from logparse.events import Unparsed
 
 
@@ -88,7 +86,7 @@ class EnvelopeCallbacks:
         return Envelope(None, str(children[0])[1:-3], None, "torch-rank")
 
     def c10d_prefix(self, children: Children) -> Envelope:
-        tok: Token = children[0]
+        tok = children[0]
         text = str(tok)
         rank = None
         if text.startswith("[rank"):

@@ -1,0 +1,360 @@
+"""Startup timing for a report: per-rank phases (a waterfall), time to ready, the slowest rank and
+the phase that made it slow, unlogged gaps, and progress-bar rates (checkpoint load, capture).
+
+A log can hold several launches of the server one after the other (a failed attempt, then a
+fixed one); phases are taken from the last launch that has any, so that a phase's start on an
+earlier attempt is not paired with its end on a later one. Times are seconds from the launch's
+first dated timestamp. SGLang prints one-second timestamps; where it prints an elapsed time
+(`elapsed=41.22 s`), that is the phase's length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from logparse.columns import epoch
+from logparse.events import (
+    EngineStartupTimings,
+    Event,
+    ProgressBar,
+    ServerReady,
+    UvicornLifecycle,
+    WeightLoadBegin,
+    WeightLoadEnd,
+)
+from logparse.timeline import MAIN, PHASES, Phase, startup_phases
+from logparse.views import rank_key
+
+if TYPE_CHECKING:
+    from logparse.engine import Analysis
+    from logparse.parse import ParsedLog
+
+DEFAULT_GAP_S = 30.0
+MAX_GAPS = 50
+# A rank is "slow" because of a phase when that phase ran at least this much longer than the
+# same phase's median over the ranks.
+LAG_MIN_S = 1.0
+DRAFT_WEIGHT_LOAD = "draft-weight-load"
+PHASE_ORDER = {name: i for i, name in enumerate((*PHASES[:2], DRAFT_WEIGHT_LOAD, *PHASES[2:]))}
+PROGRESS_UNITS = {"checkpoint-load": "shards", "capture": "batch sizes", "piecewise": "batch sizes",
+                  "prefill-capture": "token sizes", "download": "files"}
+
+
+@dataclass
+class _Segment:
+    """The events of one launch (duck-types ParsedLog for `startup_phases`)."""
+
+    events: list[Event]
+    start: int
+    end: int
+
+
+def _segments(log: ParsedLog) -> list[tuple[int, int]]:
+    from logparse.engine import run_segments
+
+    return run_segments(log)
+
+
+def _dated(ts: datetime | None) -> bool:
+    return ts is not None and ts.year > 1900
+
+
+def _t0(events: list[Event]) -> datetime | None:
+    for e in events:
+        if _dated(e.ts):
+            return e.ts
+    for e in events:  # time-only stamps (old releases): relative times still work
+        if e.ts is not None:
+            return e.ts
+    return None
+
+
+def _launch(log: ParsedLog) -> tuple[_Segment, int]:
+    """The last launch with startup phases (else the last launch), and the number of launches."""
+    segs = _segments(log)
+    chosen: _Segment | None = None
+    for a, b in segs:
+        events = [e for e in log.events if a <= e.line <= b]
+        seg = _Segment(events, a, b)
+        if startup_phases(seg):  # type: ignore[arg-type]
+            chosen = seg
+    if chosen is None:
+        a, b = segs[-1]
+        chosen = _Segment([e for e in log.events if a <= e.line <= b], a, b)
+    return chosen, len(segs)
+
+
+def _draft_loads(seg: _Segment) -> dict[str, Phase]:
+    """A second `Load weight begin/end` pair on a rank: the draft model's weights."""
+    seen: dict[str, int] = {}
+    out: dict[str, Phase] = {}
+    for e in seg.events:
+        if not isinstance(e, (WeightLoadBegin, WeightLoadEnd)) or e.rank is None:
+            continue
+        if isinstance(e, WeightLoadEnd) and e.committed_after_capture:
+            continue
+        if isinstance(e, WeightLoadBegin):
+            seen[e.rank] = seen.get(e.rank, 0) + 1
+            if seen[e.rank] == 2:
+                out[e.rank] = Phase(DRAFT_WEIGHT_LOAD, e.rank, e.ts, None, e.line, None)
+        elif e.rank in out and out[e.rank].end_line is None:
+            p = out[e.rank]
+            p.end, p.end_line, p.printed_s = e.ts, e.line, e.elapsed_s
+    return out
+
+
+def _last_ts(seg: _Segment, rank: str) -> datetime | None:
+    last = None
+    for e in seg.events:
+        if (e.rank or MAIN) == rank and e.ts is not None:
+            last = e.ts
+    return last
+
+
+def _rel(ts: datetime | None, t0: datetime | None) -> float | None:
+    if ts is None or t0 is None or _dated(ts) != _dated(t0):
+        return None
+    return (ts - t0).total_seconds()
+
+
+def _r(v: float | None, nd: int = 2) -> float | None:
+    return None if v is None else round(v, nd)
+
+
+def phase_rows(seg: _Segment, t0: datetime | None) -> dict[str, list[dict[str, Any]]]:
+    phases = startup_phases(seg)  # type: ignore[arg-type]
+    for rank, p in _draft_loads(seg).items():
+        phases.setdefault(rank, []).append(p)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for rank in sorted(phases, key=lambda r: (r == MAIN, rank_key(r))):
+        rows = []
+        for p in sorted(phases[rank], key=lambda p: (p.start_line, PHASE_ORDER.get(p.name, 99))):
+            start = _rel(p.start, t0)
+            end = _rel(p.end, t0)
+            dur = p.duration_s
+            if not p.complete:
+                # Still running when the log (or this launch) ends: up to the rank's last line.
+                end = _rel(_last_ts(seg, rank), t0)
+                dur = None if start is None or end is None else max(0.0, end - start)
+            elif start is not None and dur is not None:
+                end = start + dur
+            elif start is None and end is not None and dur is not None:
+                start = end - dur
+            rows.append({
+                "phase": p.name,
+                "start_s": _r(start),
+                "end_s": _r(end),
+                "duration_s": _r(dur),
+                "complete": p.complete,
+                "start_line": p.start_line,
+                "end_line": p.end_line,
+            })
+        out[rank] = rows
+    return out
+
+
+def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The rank whose startup ended last, and the phase that ran longest compared with the same
+    phase on the other ranks (else its longest phase)."""
+    ends: dict[str, float] = {}
+    for rank, rows in ranks.items():
+        if rank == MAIN:
+            continue
+        done = [r["end_s"] for r in rows if r["complete"] and r["end_s"] is not None]
+        if done:
+            ends[rank] = max(done)
+    if len(ends) < 2:
+        return None
+    slow = max(ends, key=lambda r: (ends[r], rank_key(r)))
+    typical = median(ends.values())
+    by_phase: dict[str, list[float]] = {}
+    for rank, rows in ranks.items():
+        if rank == MAIN:
+            continue
+        for row in rows:
+            if row["duration_s"] is not None:
+                by_phase.setdefault(row["phase"], []).append(row["duration_s"])
+    best = None
+    for row in ranks[slow]:
+        if row["duration_s"] is None:
+            continue
+        excess = row["duration_s"] - median(by_phase[row["phase"]])
+        if best is None or excess > best[1]:
+            best = (row, excess)
+    longest = max((r for r in ranks[slow] if r["duration_s"] is not None), key=lambda r: r["duration_s"],
+                  default=None)
+    out: dict[str, Any] = {
+        "rank": slow,
+        "end_s": _r(ends[slow]),
+        "median_rank_end_s": _r(typical),
+        "lag_s": _r(ends[slow] - typical),
+        "longest_phase": longest["phase"] if longest else None,
+        "longest_phase_s": longest["duration_s"] if longest else None,
+    }
+    if best is not None and best[1] >= LAG_MIN_S:
+        row, excess = best
+        out.update(phase=row["phase"], phase_s=row["duration_s"],
+                   phase_median_s=_r(median(by_phase[row["phase"]])), excess_s=_r(excess))
+    else:
+        out.update(phase=None, phase_s=None, phase_median_s=None, excess_s=None)
+    return out
+
+
+def _phase_medians(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    by_phase: dict[str, list[float]] = {}
+    for rank, rows in ranks.items():
+        if rank == MAIN:
+            continue
+        for row in rows:
+            if row["duration_s"] is not None and row["complete"]:
+                by_phase.setdefault(row["phase"], []).append(row["duration_s"])
+    order = sorted(by_phase, key=lambda p: PHASE_ORDER.get(p, 99))
+    return {p: {"median_s": _r(median(by_phase[p])), "max_s": _r(max(by_phase[p])), "ranks": len(by_phase[p])}
+            for p in order}
+
+
+def _ready(seg: _Segment) -> Event | None:
+    fallback = None
+    for e in seg.events:
+        if isinstance(e, ServerReady):
+            return e
+        if fallback is None and isinstance(e, UvicornLifecycle) and e.stage in ("running", "startup-complete"):
+            fallback = e
+    return fallback
+
+
+def _open_phase(ranks: dict[str, list[dict[str, Any]]], rank: str, a: int, b: int) -> str | None:
+    """The phase of `rank` that was open between lines a and b (None if none)."""
+    for row in ranks.get(rank, []):
+        end = row["end_line"] if row["end_line"] is not None else 1 << 62
+        if row["start_line"] <= a and b <= end and row["phase"] != "ready":
+            return row["phase"]
+    return None
+
+
+def unlogged_gaps(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]], ready_line: int | None,
+                  launch: tuple[int, int], threshold_s: float) -> dict[str, Any]:
+    """Gaps longer than the threshold between consecutive timestamped lines of one rank."""
+    per_rank: dict[str, list[tuple[int, float]]] = {}
+    for e in log.events:
+        if e.ts is None or (e.rank or "").startswith(("rank", "GPU")):
+            continue
+        per_rank.setdefault(e.rank or MAIN, []).append((e.line, epoch(e.ts)))
+    for cols in (log.decode, log.prefill, log.access):
+        names = cols.ranks.values
+        for no, ts, code in zip(cols.line, cols.ts, cols.rank, strict=True):
+            if ts == ts:
+                per_rank.setdefault(names[code] or MAIN, []).append((no, ts))
+    segments = _segments(log)
+
+    def seg(line: int) -> int:
+        return next((i for i, (a, b) in enumerate(segments) if a <= line <= b), len(segments) - 1)
+
+    items = []
+    for rank, rows in per_rank.items():
+        rows.sort()
+        for (a, ta), (b, tb) in zip(rows, rows[1:], strict=False):
+            # Time-only stamps (year 1900, negative epochs) and dated ones cannot be compared.
+            if (ta < 0) != (tb < 0):
+                continue
+            gap = tb - ta
+            if gap < threshold_s:
+                continue
+            in_launch = launch[0] <= a <= launch[1]
+            phase = _open_phase(ranks, rank, a, b) if in_launch else None
+            if seg(a) != seg(b):
+                during = "between launches"
+            elif phase is not None:
+                during = phase
+            elif ready_line is not None and in_launch and b > ready_line:
+                during = "serving"
+            elif rank == MAIN and in_launch:
+                during = "startup (main process waits for the scheduler ranks)"
+            elif in_launch:
+                during = "startup, between phases"
+            else:
+                during = "earlier launch"
+            items.append({"rank": rank, "from_line": a, "to_line": b, "gap_s": _r(gap), "during": during})
+    items.sort(key=lambda g: (-g["gap_s"], g["from_line"], rank_key(g["rank"])))
+    return {"threshold_s": threshold_s, "count": len(items), "longest_s": items[0]["gap_s"] if items else None,
+            "items": sorted(items[:MAX_GAPS], key=lambda g: (g["from_line"], rank_key(g["rank"])))}
+
+
+def progress_runs(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Progress bars grouped into runs (one bar from 0 to its end): items done, rate, phase."""
+    runs: list[list[ProgressBar]] = []
+    for e in log.of(ProgressBar):
+        if e.n is None or e.total is None:
+            continue
+        cur = runs[-1] if runs else None
+        if (cur is not None and cur[-1].bar_kind == e.bar_kind and cur[-1].total == e.total
+                and e.n >= (cur[-1].n or 0) and e.line - cur[-1].line <= 2):
+            cur.append(e)
+        elif (cur is not None and cur[-1].bar_kind == "other" and e.bar_kind != "other" and cur[-1].line == e.line
+              and len(cur) == 1):
+            cur[0] = e  # tqdm's bare first refresh ("  0%| | 0/10") before the described one
+        else:
+            runs.append([e])
+    out = []
+    for run in runs:
+        last = run[-1]
+        if last.bar_kind == "other" and len(run) == 1:
+            continue
+        elapsed = last.elapsed_s
+        rate = (last.n / elapsed) if elapsed and last.n else None
+        phase = None
+        for rank in sorted(ranks, key=rank_key):
+            phase = _open_phase(ranks, rank, run[0].line, last.line)
+            if phase:
+                break
+        item: dict[str, Any] = {
+            "kind": last.bar_kind,
+            "desc": last.desc.split(" (")[0] if last.desc else "",
+            "first_line": run[0].line,
+            "last_line": last.line,
+            "done": last.n,
+            "total": last.total,
+            "complete": last.n == last.total,
+            "elapsed_s": elapsed,
+            "rate_per_s": _r(rate, 3),
+            "unit": PROGRESS_UNITS.get(last.bar_kind, "items"),
+            "phase": phase,
+        }
+        if "bs=" in (last.desc or ""):
+            item["last_desc"] = last.desc
+        out.append(item)
+    return out
+
+
+def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -> dict[str, Any]:
+    log = analysis.log
+    seg, launches = _launch(log)
+    t0 = _t0(seg.events)
+    ranks = phase_rows(seg, t0)
+    ready = _ready(seg)
+    ready_s = _rel(ready.ts, t0) if ready is not None else None
+    out: dict[str, Any] = {
+        "launches": launches,
+        "launch_first_line": seg.start if launches > 1 else None,
+        "start": t0.isoformat(sep=" ") if t0 is not None else None,
+        "ready": ready is not None,
+        "ready_line": ready.line if ready is not None else None,
+        "time_to_ready_s": _r(ready_s),
+        "ranks": [{"rank": rank, "phases": rows,
+                   "last_phase": max(rows, key=lambda r: r["end_line"] or r["start_line"])["phase"] if rows else None,
+                   "last_phase_complete": max(rows, key=lambda r: r["end_line"] or r["start_line"])["complete"]
+                   if rows else None}
+                  for rank, rows in ranks.items()],
+        "phase_stats": _phase_medians(ranks),
+        "slowest_rank": _slowest(ranks),
+        "gaps": unlogged_gaps(log, ranks, ready.line if ready is not None else None, (seg.start, seg.end),
+                              gap_threshold_s),
+        "progress": progress_runs(log, ranks),
+    }
+    eng = [e for e in seg.events if isinstance(e, EngineStartupTimings)]
+    if eng:
+        out["engine_timings"] = {"line": eng[0].line, "phases": eng[0].phases}
+    return out
