@@ -194,40 +194,88 @@ class _Alternative:
     name: str
 
 
+def _literal_prefix(regexp: str) -> str:
+    """The text every match of `regexp` starts with ('' when none): a cheap `startswith` test
+    that rules a terminal out before its regex is even compiled."""
+    try:
+        parsed = sre_parse.parse(regexp)
+    except re.error:
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    out = []
+    items = list(parsed)
+    while items:
+        op, av = items[0]
+        if op is sre_c.LITERAL:
+            out.append(chr(av))
+            items.pop(0)
+        elif op in (sre_c.SUBPATTERN, sre_c.ATOMIC_GROUP) and len(items) == 1:
+            items = list(av[-1] if op is sre_c.SUBPATTERN else av)
+        else:
+            break
+    return "".join(out)
+
+
+# Compiled terminal patterns, shared by all dispatchers (a terminal is compiled at most once).
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+# After this many lines starting with the same character, that character's candidates are
+# compiled into one alternation: long logs get one C-level match per line, short logs compile
+# only the terminals they meet.
+_PROMOTE_AFTER = 64
+
+
 class _Dispatcher:
     """Finds the first terminal at a position the way lark's lexer does: among the acceptable
-    terminals, the first in lark's order that matches. Split by first character for speed, and
-    compiled lazily: a log uses a small part of the grammar, and compiling all of it up front
-    would dominate the start-up of a short run."""
+    terminals, the first in lark's order that matches (exactly what lark's own alternation of
+    named groups returns). Candidates are split by first character and ruled out by their literal
+    prefix; regexes are compiled lazily, so a short log compiles only the terminals it meets."""
 
     def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None]) -> None:
         self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
         self._firsts = {name: firsts.get(name) for name, _ in ordered}
         self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
-        self._by_char: dict[str, re.Pattern[str] | None] = {}
-        self._default = self._compile([t for t in ordered if self._firsts[t[0]] is None])
+        self._lits = {name: _literal_prefix(regexp) for name, regexp in ordered}
+        self._cands: dict[str, list[tuple[str, str, str]]] = {}
+        self._hits: dict[str, int] = {}
+        self._alt: dict[str, re.Pattern[str] | None] = {}
 
-    @staticmethod
-    def _compile(terms: list[tuple[str, str]]) -> re.Pattern[str] | None:
-        if not terms:
-            return None
-        return re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp in terms))
-
-    def scanner(self, char: str) -> re.Pattern[str] | None:
-        try:
-            return self._by_char[char]
-        except KeyError:
-            pass
+    def _candidates(self, char: str) -> list[tuple[str, str, str]]:
         if not char or char >= "\x80":
             # First-character sets describe ASCII only: anything else meets every terminal.
-            scanner = self._compile(self._ordered)
+            chosen = self._ordered
         elif char in self._chars:
-            terms = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
-            scanner = self._compile(terms)
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
         else:
-            scanner = self._default
-        self._by_char[char] = scanner
-        return scanner
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None]
+        cands = [(name, regexp, self._lits[name]) for name, regexp in chosen]
+        self._cands[char] = cands
+        return cands
+
+    def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
+        """(terminal name, matched text, end) of the token lark would lex at `pos`, or None."""
+        char = text[pos : pos + 1]
+        alt = self._alt.get(char)
+        if alt is not None:
+            m = alt.match(text, pos)
+            return None if m is None else (m.lastgroup, m.group(), m.end())  # type: ignore[return-value]
+        cands = self._cands.get(char)
+        if cands is None:
+            cands = self._candidates(char)
+        hits = self._hits[char] = self._hits.get(char, 0) + 1
+        if hits > _PROMOTE_AFTER and cands:
+            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            return self.match(text, pos)
+        for name, regexp, lit in cands:
+            if lit and not text.startswith(lit, pos):
+                continue
+            pattern = _PATTERNS.get(regexp)
+            if pattern is None:
+                pattern = _PATTERNS[regexp] = re.compile(regexp)
+            m = pattern.match(text, pos)
+            if m is not None:
+                return name, m.group(), m.end()
+        return None
 
 
 @dataclass
@@ -321,39 +369,36 @@ class FastPath:
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
-        scanner = self._start.scanner(text[:1])
-        m = scanner.match(text) if scanner is not None else None
-        if m is None:
+        hit = self._start.match(text, 0)
+        if hit is None:
             # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
             # `unparsed_line` takes the whole line as TEXT. Decide it here; LALR would do the same.
             return self._unparsed(None, text)
-        name = m.lastgroup
+        name, value, pos = hit
         env = None
-        pos = 0
         if name in self._prefix:
             # Envelope callbacks are pure functions of the prefix text, which repeats a lot (same
             # second, same rank): cache them. A cleared cache costs only speed.
-            value = m.group(name)
             env = self._env_cache.get(value)
             if env is None:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])  # type: ignore[index]
-            pos = m.end()
-            scanner = self._after_prefix.scanner(text[pos : pos + 1])
-            m = scanner.match(text, pos) if scanner is not None else None
-            if m is None:
+                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
+            hit = self._after_prefix.match(text, pos)
+            if hit is None:
                 # No message can start here: the lexer of `line` fails right after the prefix.
                 return self._unparsed(env, text[pos:])
-            name = m.lastgroup
-        alts = self._alts.get(name)  # type: ignore[arg-type]
+            name = hit[0]
+        else:
+            pos = 0
+        alts = self._alts.get(name)
         if alts is None:
-            alts = self._alternatives(name)  # type: ignore[arg-type]
+            alts = self._alternatives(name)
         for alt in alts:
             mm = alt.regex.fullmatch(text, pos)
             if mm is not None:
                 partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
-                return self._line([env, partial] if pos else [partial])
+                return self._line([env, partial] if env is not None else [partial])
         return None
 
 
