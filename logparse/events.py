@@ -1,6 +1,8 @@
 """Typed events: one frozen dataclass per kind of thing an SGLang log says.
 
-Every event carries where it came from (`line`, `end_line`, `source`), when (`ts`, or None when
+Events are `@record` classes (logparse/record.py): frozen, slotted, keyword-only data classes
+like `@dataclass(frozen=True, slots=True, kw_only=True)`, without its per-class code generation,
+which cost ~40 % of the start-up of a short run. Every event carries where it came from (`line`, `end_line`, `source`), when (`ts`, or None when
 the line had no timestamp) and which process printed it (`rank`: the rank tags as printed inside
 the prefix, e.g. ``"TP3"``, ``"DP1 TP1"``, ``"TP5 EP5"``; None for the main process and for bare
 lines). Optional fields are None, never missing.
@@ -18,6 +20,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from logparse.record import Record, record
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -25,8 +29,8 @@ class Severity(StrEnum):
     INFO = "info"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
+@record
+class Event(Record):
     """Base of every event: provenance and envelope."""
 
     line: int = 0
@@ -76,7 +80,7 @@ def event(cls: type[Event]) -> type[Event]:
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Unparsed(Event):
     """A line the grammar does not know. Counted and grouped into templates, never an error."""
 
@@ -87,7 +91,7 @@ class Unparsed(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ServerArgs(Event):
     """`server_args=ServerArgs(...)` (dataclass repr, ≤0.5.17) or `server_args={...}` (dict, 0.5.20+)."""
 
@@ -97,7 +101,7 @@ class ServerArgs(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LaunchCommand(Event):
     """A pasted shell command that starts SGLang or one of its tools, with env vars and flags."""
 
@@ -108,7 +112,7 @@ class LaunchCommand(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class LaunchDp(Event):
     """`Launch DP1 starting at GPU #4.` (DataParallelController)."""
 
@@ -117,7 +121,7 @@ class LaunchDp(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class DistInitBegin(Event):
     """`Init torch distributed begin.` / `Init nccl begin.` / `Init parallel begin.`"""
 
@@ -125,7 +129,7 @@ class DistInitBegin(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class DistInitEnd(Event):
     """`Init torch distributed ends. [elapsed=1.93 s, ]mem usage=0.79 GB` / `Init parallel ends.`"""
 
@@ -135,7 +139,7 @@ class DistInitEnd(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class NcclVersion(Event):
     """`sglang is using nccl==2.27.5`."""
 
@@ -143,7 +147,7 @@ class NcclVersion(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class NcclLog(Event):
     """`host:pid:tid [dev] NCCL INFO|WARN text` (NCCL_DEBUG output)."""
 
@@ -159,7 +163,7 @@ class NcclLog(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class GlooConnected(Event):
     """`[Gloo] Rank 0 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7`."""
 
@@ -169,7 +173,7 @@ class GlooConnected(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WeightLoadBegin(Event):
     """`Load weight begin. avail mem=78.31 GB`."""
 
@@ -177,7 +181,7 @@ class WeightLoadBegin(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WeightLoadEnd(Event):
     """`Load weight end. [elapsed=4.12 s, ]type=X, [dtype=torch.bfloat16, ][quant=fp8, …, ]avail mem=… GB[, mem usage=… GB].`"""
 
@@ -193,7 +197,7 @@ class WeightLoadEnd(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class KvCacheAllocated(Event):
     """`KV Cache is allocated. [dtype: …, ]#tokens: N, K size: … GB, V size: … GB` (or `KV size:`)."""
 
@@ -207,7 +211,7 @@ class KvCacheAllocated(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class KvCacheDtype(Event):
     """`Using KV cache dtype: torch.bfloat16`."""
 
@@ -215,7 +219,7 @@ class KvCacheDtype(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MambaCacheAllocated(Event):
     """`Mamba Cache is allocated. max_mamba_cache_size: 520, conv_state size: 0.60GB, ssm_state size: 25.16GB`."""
 
@@ -228,7 +232,7 @@ class MambaCacheAllocated(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SwaPoolAllocated(Event):
     """`Use sliding window memory pool. full_layer_tokens=…, swa_layer_tokens=…` and the SWAKVPool line."""
 
@@ -238,7 +242,7 @@ class SwaPoolAllocated(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class MemoryPoolEnd(Event):
     """`Memory pool end. avail mem=8.43 GB`."""
 
@@ -257,7 +261,7 @@ class GraphKind(StrEnum):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CaptureBegin(Event):
     """`Capture cuda graph begin. This can take up to several minutes. avail mem=7.81 GB` and its siblings."""
 
@@ -272,7 +276,7 @@ class CaptureBegin(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CaptureBatchSizes(Event):
     """`Capture cuda graph bs [1, 2, 4, …]` (TP0 only) / `Capture cuda graph num tokens [...]`."""
 
@@ -281,7 +285,7 @@ class CaptureBatchSizes(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CaptureEnd(Event):
     """`Capture cuda graph end. Time elapsed: 6.24 s. mem usage=0.55 GB. avail mem=7.26 GB.` and siblings."""
 
@@ -295,7 +299,7 @@ class CaptureEnd(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ProgressBar(Event):
     """One tqdm refresh: `Capturing batches (bs=1 avail_mem=7.26 GB): 100%|███| 36/36 [00:06<00:00,  5.77it/s]`."""
 
@@ -309,7 +313,7 @@ class ProgressBar(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SchedulerLimits(Event):
     """`max_total_num_tokens=…, chunked_prefill_size=…, max_prefill_tokens=…, max_running_requests=…, context_len=…[, available_gpu_mem=… GB]`."""
 
@@ -322,7 +326,7 @@ class SchedulerLimits(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ProfiledTokensExceeded(Event):
     """`max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.`"""
 
@@ -331,7 +335,7 @@ class ProfiledTokensExceeded(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class EngineStartupTimings(Event):
     """`Engine startup timings (s): load_weight=21.40, …, cuda_graph={decode=7.02, prefill=18.33}, …` (0.5.17+)."""
 
@@ -339,7 +343,7 @@ class EngineStartupTimings(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class UvicornLifecycle(Event):
     """uvicorn's own lines: Started server process / Waiting for application startup / ... / Finished."""
 
@@ -349,13 +353,13 @@ class UvicornLifecycle(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ServerReady(Event):
     """`The server is fired up and ready to roll!` — the readiness marker."""
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class WeightsReady(Event):
     """`Weights are ready after 12.00 seconds` (checkpoint-engine wait)."""
 
@@ -366,7 +370,7 @@ class WeightsReady(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class DecodeBatch(Event):
     """A `Decode batch` stats line (any release). Hot: stored in columns, see `columns.py`."""
 
@@ -383,7 +387,7 @@ class DecodeBatch(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PrefillBatch(Event):
     """A `Prefill batch` stats line (any release). Hot: stored in columns."""
 
@@ -400,7 +404,7 @@ class PrefillBatch(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Retraction(Event):
     """`KV cache pool is full. Retract requests. #retracted_reqs: …` / `Decode out of memory happened. …`."""
 
@@ -411,7 +415,7 @@ class Retraction(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class HttpAccess(Event):
     """uvicorn access line: `INFO:     127.0.0.1:43092 - "GET /health HTTP/1.1" 200 OK`. Hot: columns."""
 
@@ -423,7 +427,7 @@ class HttpAccess(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class KnownMessage(Event):
     """A recognised fixed-text message (warnings of formats §4, notices): `code` names it, `fields` holds its values."""
 
@@ -433,7 +437,7 @@ class KnownMessage(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class PythonWarning(Event):
     """Python `warnings` output: `/path/file.py:71: UserWarning: message`."""
 
@@ -444,7 +448,7 @@ class PythonWarning(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class JitCompile(Event):
     """JIT compilation markers (FlashInfer `Loading JIT ops: X` / `Finished loading JIT ops: X`, DeepGEMM)."""
 
@@ -457,7 +461,7 @@ class JitCompile(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ExceptionHeader(Event):
     """`Scheduler hit an exception: Traceback …` and siblings; opens a traceback record."""
 
@@ -466,13 +470,13 @@ class ExceptionHeader(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TracebackStart(Event):
     """`Traceback (most recent call last):`."""
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TracebackFrame(Event):
     """`  File "/…/scheduler.py", line 2753, in run_scheduler_process` (possibly cut)."""
 
@@ -482,7 +486,7 @@ class TracebackFrame(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class TracebackSource(Event):
     """An indented source or caret line inside a traceback."""
 
@@ -490,7 +494,7 @@ class TracebackSource(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ExceptionLine(Event):
     """`RuntimeError: message` — the last line of a traceback (or an excerpt that shows only it)."""
 
@@ -499,7 +503,7 @@ class ExceptionLine(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ExceptionChain(Event):
     """`During handling of the above exception, another exception occurred:` / `The above exception was the direct cause …`."""
 
@@ -507,7 +511,7 @@ class ExceptionChain(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ProcessHeader(Event):
     """`Process SpawnProcess-1:` / `Exception in ControllerSingle:` before a child's traceback."""
 
@@ -515,7 +519,7 @@ class ProcessHeader(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CppStack(Event):
     """C++ stack text: `Exception raised from checkTimeout at …`, `frame #0: …`."""
 
@@ -523,7 +527,7 @@ class CppStack(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class CppTerminate(Event):
     """`terminate called after throwing an instance of 'c10::DistBackendError'` (and its `  what():` line)."""
 
@@ -532,7 +536,7 @@ class CppTerminate(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SigquitReceived(Event):
     """`Received sigquit from a child process…` (launch) / `SIGQUIT received. signum=3, …` (running)."""
 
@@ -540,7 +544,7 @@ class SigquitReceived(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SchedulerDead(Event):
     """`Rank 0 scheduler is dead. Please check if there are relevant logs.`"""
 
@@ -548,7 +552,7 @@ class SchedulerDead(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ExitCode(Event):
     """`Exit code: -9` after a dead-scheduler line."""
 
@@ -556,13 +560,13 @@ class ExitCode(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Killed(Event):
     """The shell's `Killed` (SIGKILL of the foreground job)."""
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class ShellSignal(Event):
     """`Segmentation fault (core dumped)` / `Aborted (core dumped)` / `Fatal Python error: …`."""
 
@@ -570,7 +574,7 @@ class ShellSignal(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SubprocessCrashed(Event):
     """`Subprocess X (pid=N) crashed with exit code C. Triggering SIGQUIT for cleanup...` / `… terminated with C`."""
 
@@ -580,7 +584,7 @@ class SubprocessCrashed(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class SglangWatchdog(Event):
     """`Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)` / old `Watchdog timeout (…=300)`."""
 
@@ -590,7 +594,7 @@ class SglangWatchdog(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BatchDump(Event):
     """`self.cur_batch.batch_size()=26, self.cur_batch.reqs=[…]` printed by the watchdog."""
 
@@ -598,7 +602,7 @@ class BatchDump(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class NcclWatchdogTimeout(Event):
     """torch ProcessGroupNCCL `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=…, OpType=…, …, Timeout(ms)=…) ran for … milliseconds`."""
 
@@ -612,7 +616,7 @@ class NcclWatchdogTimeout(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class C10dLog(Event):
     """Other torch C++ log lines: `[rank4]:[E304 12:54:52.12 ProcessGroupNCCL.cpp:1785] text`."""
 
@@ -623,7 +627,7 @@ class C10dLog(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class HealthCheckFailed(Event):
     """`Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. …`."""
 
@@ -634,7 +638,7 @@ class HealthCheckFailed(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BenchBanner(Event):
     """A `====== Title ======` / `----- Section -----` rule line of a benchmark result block."""
 
@@ -643,7 +647,7 @@ class BenchBanner(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BenchRow(Event):
     """`Label (unit):<pad> value` row of a benchmark block."""
 
@@ -652,7 +656,7 @@ class BenchRow(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class OneBatchLine(Event):
     """bench_one_batch output: `Prefill. latency: …`, `Decode 0. Batch size: …`, `Decode.  median …`, `Total. …`."""
 
@@ -674,7 +678,7 @@ class Frame:
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class Traceback(Event):
     """A Python traceback assembled from its lines: who raised what, through which frames."""
 
@@ -688,7 +692,7 @@ class Traceback(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BenchServingResult(Event):
     """A `bench_serving` (or offline-throughput) result block, keyed by normalised field names."""
 
@@ -698,7 +702,7 @@ class BenchServingResult(Event):
 
 
 @event
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record
 class BenchOneBatchResult(Event):
     """The result of one `bench_one_batch` run."""
 

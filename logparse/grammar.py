@@ -231,11 +231,12 @@ class _Dispatcher:
     named groups returns). Candidates are split by first character and ruled out by their literal
     prefix; regexes are compiled lazily, so a short log compiles only the terminals it meets."""
 
-    def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None]) -> None:
+    def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None],
+                 lits: dict[str, str]) -> None:
         self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
         self._firsts = {name: firsts.get(name) for name, _ in ordered}
         self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
-        self._lits = {name: _literal_prefix(regexp) for name, regexp in ordered}
+        self._lits = {name: lits.get(name, "") for name, _ in ordered}
         self._cands: dict[str, list[tuple[str, str, str]]] = {}
         self._hits: dict[str, int] = {}
         self._alt: dict[str, re.Pattern[str] | None] = {}
@@ -288,6 +289,7 @@ class FastPathData:
     start: list[tuple[str, str]]  # terminals acceptable at the start of a line, lark's order
     after_prefix: list[tuple[str, str]]  # terminals acceptable after a prefix, lark's order
     firsts: dict[str, frozenset[str] | None]
+    literal_prefixes: dict[str, str]
     # first terminal → flat alternatives: (regex source, kept (group, terminal), callback name)
     alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
 
@@ -310,7 +312,8 @@ class FastPathData:
         alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]] = defaultdict(list)
         for rule in _flat_rules(rules_by_origin, "message"):
             alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
-        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark),
+        lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
+        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
                    dict(alternatives))
 
 
@@ -347,8 +350,8 @@ class FastPath:
         self._unparsed = lambda env, rest: unparsed(
             [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
         self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
-        self._start = _Dispatcher(data.start, data.firsts)
-        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts)
+        self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
+        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
         self._alts: dict[str, list[_Alternative]] = {}
         self.alternatives = sum(len(v) for v in data.alternatives.values())
         self._env_cache: dict[str, Any] = {}

@@ -45,7 +45,7 @@ BY_CODE: dict[str, Rule] = {}
 def _sections(doc: str) -> dict[str, str]:
     """Split a docstring at '**What it means**' … headings."""
     out: dict[str, str] = {}
-    parts = re.split(r"^\*\*(.+?)\*\*\s*$", doc, flags=re.M)
+    parts = re.split(r"^\*\*(.+?)\*\*\s*$", doc, flags=re.MULTILINE)
     for i in range(1, len(parts) - 1, 2):
         out[parts[i].strip()] = parts[i + 1].strip()
     return out

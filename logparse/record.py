@@ -1,0 +1,129 @@
+"""`@record`: frozen, slotted, keyword-only data classes that are cheap to define.
+
+The event vocabulary has ~60 classes. `@dataclass(frozen=True, slots=True, kw_only=True)` builds
+each one by generating and compiling five methods — measured ~2 ms a class, ~40 % of the start-up
+of `logdiag analyze` on a short log. `@record` gives the same contract (keyword-only `__init__`
+with defaults and `field(default_factory=...)`, immutable instances, `__slots__`, value equality,
+hashing, a readable repr) with shared generic methods and no code generation. It also fills in
+`__dataclass_fields__`, so `dataclasses.fields()`, `dataclasses.replace()` and
+`dataclasses.is_dataclass()` keep working on records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+__all__ = ["Record", "record"]
+
+T = TypeVar("T", bound=type)
+_MISSING = dataclasses.MISSING
+
+
+class Record:
+    """Base of record classes: generic keyword-only init, frozen attributes, value semantics."""
+
+    __slots__ = ()
+    # (name, default or _MISSING, default factory or None) of every field, base classes first.
+    __record_spec__: ClassVar[tuple[tuple[str, Any, Callable[[], Any] | None], ...]] = ()
+    __record_names__: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, **kwargs: Any) -> None:
+        setter = object.__setattr__
+        for name, default, factory in self.__record_spec__:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif factory is not None:
+                value = factory()
+            elif default is not _MISSING:
+                value = default
+            else:
+                raise TypeError(f"{type(self).__name__}() missing required keyword argument: '{name}'")
+            setter(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, n) for n in self.__record_names__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__record_names__)
+        return f"{type(self).__name__}({inner})"
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self._values()
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__record_names__, state, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuild through __new__ + __setstate__ (pickling for worker processes).
+        return (_rebuild, (type(self), self._values()))
+
+
+def _rebuild(cls: type[Record], values: tuple[Any, ...]) -> Record:
+    obj = object.__new__(cls)
+    obj.__setstate__(values)
+    return obj
+
+
+_PARAMS = dataclasses._DataclassParams(  # type: ignore[attr-defined]
+    init=True, repr=True, eq=True, order=False, unsafe_hash=False, frozen=True
+)
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,))
+def record(cls: T) -> T:
+    """Make `cls` (a subclass of Record) a frozen, slotted, keyword-only record class."""
+    own = cls.__dict__.get("__annotations__", {})
+    spec = list(getattr(cls, "__record_spec__", ()))
+    known = {name for name, _, _ in spec}
+    own_names: list[str] = []
+    for name, annotation in own.items():
+        if str(annotation).startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        value = cls.__dict__.get(name, _MISSING)
+        default, factory = _MISSING, None
+        if isinstance(value, dataclasses.Field):
+            default, factory = value.default, (None if value.default_factory is _MISSING else value.default_factory)
+        elif value is not _MISSING:
+            default = value
+        entry = (name, default, factory)
+        if name in known:
+            spec = [entry if n == name else (n, d, f) for n, d, f in spec]
+        else:
+            spec.append(entry)
+            own_names.append(name)
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in own_names and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = tuple(own_names)
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new.__qualname__ = cls.__qualname__
+    new.__record_spec__ = tuple(spec)
+    new.__record_names__ = tuple(n for n, _, _ in spec)
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, default, factory in spec:
+        f: dataclasses.Field[Any] = dataclasses.field(default=default, default_factory=factory or _MISSING)  # type: ignore[call-overload]
+        f.name = name
+        f.type = own.get(name, Any)
+        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+        f.kw_only = True
+        fields[name] = f
+    new.__dataclass_fields__ = fields
+    new.__dataclass_params__ = _PARAMS
+    return new  # type: ignore[return-value]

@@ -1,0 +1,469 @@
+"""The report's plots as deterministic, self-contained SVG (matplotlib, imported only here).
+
+Figures are made with the object-oriented API (`matplotlib.figure.Figure`), never registered with
+pyplot, and dropped after saving, so a report leaves no open figure behind. The SVG is made
+deterministic and embeddable: fixed figure sizes, a fixed `svg.hashsalt` for the element ids,
+no date or creator metadata, text drawn as paths (no font is needed to view it), math-text
+parsing off (a `$` in a label stays a `$`), and element ids prefixed with the plot's name so that
+several plots can live in one HTML page.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+WIDTH_IN = 9.0
+MAX_POINTS = 1500  # points per plotted series; longer series are averaged into this many bins
+MAX_LEGEND_RANKS = 8
+RC = {
+    "svg.hashsalt": "logdiag-report",
+    "svg.fonttype": "path",
+    "svg.image_inline": True,
+    "text.parse_math": False,
+    "font.family": "DejaVu Sans",
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 9.0,
+    "legend.fontsize": 8.0,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.dpi": 72.0,
+    "savefig.dpi": 72.0,
+    "path.simplify": True,
+    "lines.linewidth": 1.2,
+}
+PHASE_COLORS = {
+    "dist-init": "#8c8c8c",
+    "weight-load": "#1f77b4",
+    "draft-weight-load": "#aec7e8",
+    "kv-alloc": "#2ca02c",
+    "capture-prefill": "#98df8a",
+    "capture-piecewise": "#bcbd22",
+    "capture-target": "#ff7f0e",
+    "capture-draft": "#ffbb78",
+    "capture-draft-extend": "#d62728",
+    "http-server": "#9467bd",
+    "warmup": "#c5b0d5",
+    "ready": "#17becf",
+}
+METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    name: str
+    title: str
+    section: str
+    available: Callable[[dict[str, Any], dict[str, Any]], bool]
+    draw: Callable[[Figure, dict[str, Any], dict[str, Any]], None]
+    height_in: Callable[[dict[str, Any]], float] = lambda data: 3.4
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _np() -> Any:
+    import numpy as np
+
+    return np
+
+
+def _reduce(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop NaNs; average long series into MAX_POINTS bins along x (the shape stays, SVGs stay small)."""
+    np = _np()
+    m = ~np.isnan(x) & ~np.isnan(y)
+    x, y = x[m], y[m]
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    if x.size <= MAX_POINTS:
+        return x, y
+    edges = np.linspace(x[0], x[-1], MAX_POINTS + 1)
+    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, MAX_POINTS - 1)
+    counts = np.bincount(idx, minlength=MAX_POINTS)
+    keep = counts > 0
+    xs = np.bincount(idx, weights=x, minlength=MAX_POINTS)[keep] / counts[keep]
+    ys = np.bincount(idx, weights=y, minlength=MAX_POINTS)[keep] / counts[keep]
+    return xs, ys
+
+
+def _xlabel(series: dict[str, Any]) -> str:
+    if series.get("timed"):
+        t0 = series.get("t0")
+        return f"seconds since {t0}" if t0 else "seconds since the first stats line"
+    return "log line (no timestamps)"
+
+
+def _by_rank(ranks: list[str]) -> list[tuple[str, Any]]:
+    np = _np()
+    arr = np.asarray(ranks, dtype=object)
+    names = sorted(set(ranks), key=_rank_sort)
+    return [(name, arr == name) for name in names]
+
+
+def _rank_sort(tag: str) -> Any:
+    from logparse.views import rank_key
+
+    return rank_key(tag)
+
+
+def _legend(ax: Axes, **kw: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(loc=kw.pop("loc", "upper right"), frameon=False, **kw)
+
+
+# --------------------------------------------------------------------------- startup
+
+
+def _waterfall_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in data["timing"]["ranks"] if any(p["start_s"] is not None and p["end_s"] is not None
+                                                     for p in r["phases"])]
+
+
+def _has_waterfall(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return bool(_waterfall_rows(data))
+
+
+def _waterfall_height(data: dict[str, Any]) -> float:
+    return min(14.0, 1.9 + 0.3 * len(_waterfall_rows(data)))
+
+
+def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    from matplotlib.patches import Patch
+
+    timing = data["timing"]
+    rows = _waterfall_rows(data)
+    ax = fig.add_subplot()
+    seen: list[str] = []
+    n = len(rows)
+    for i, row in enumerate(rows):
+        y = n - 1 - i
+        for p in row["phases"]:
+            if p["start_s"] is None or p["end_s"] is None:
+                continue
+            color = PHASE_COLORS.get(p["phase"], "#7f7f7f")
+            width = max(p["end_s"] - p["start_s"], 0.0)
+            ax.barh(y, width, left=p["start_s"], height=0.6, color=color, edgecolor=color,
+                    hatch=None if p["complete"] else "//", alpha=1.0 if p["complete"] else 0.5, linewidth=0.5)
+            if p["phase"] not in seen:
+                seen.append(p["phase"])
+    ax.set_yticks(range(n), [r["rank"] for r in reversed(rows)])
+    ax.set_ylim(-0.7, n - 0.3)
+    if timing.get("time_to_ready_s") is not None:
+        ax.axvline(timing["time_to_ready_s"], color="#17becf", linestyle="--", linewidth=1.0)
+        ax.annotate(f"ready at {timing['time_to_ready_s']:g} s", (timing["time_to_ready_s"], n - 0.4),
+                    xytext=(-3, 0), textcoords="offset points", fontsize=8, color="#0e7c86", va="top",
+                    ha="right")
+    start = timing.get("start")
+    ax.set_xlabel(f"seconds since the launch's first timestamp ({start})" if start else "seconds")
+    ends = [p["end_s"] for r in rows for p in r["phases"] if p["end_s"] is not None]
+    right = max([*ends, timing.get("time_to_ready_s") or 0.0, 1.0])
+    ax.set_xlim(0, right * 1.12)
+    ax.grid(axis="y", visible=False)
+    from logparse.report.timing import PHASE_ORDER
+
+    seen.sort(key=lambda p: PHASE_ORDER.get(p, 99))
+    handles = [Patch(color=PHASE_COLORS.get(p, "#7f7f7f"), label=p) for p in seen]
+    if any(not p["complete"] for r in rows for p in r["phases"]):
+        handles.append(Patch(facecolor="white", edgecolor="#555555", hatch="//", label="unfinished"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
+              ncol=min(6, len(handles)), frameon=False)
+
+
+# --------------------------------------------------------------------------- serving
+
+
+def _serving(series: dict[str, Any]) -> dict[str, Any]:
+    return series.get("serving") or {}
+
+
+def _has(series: dict[str, Any], part: str, col: str) -> bool:
+    np = _np()
+    s = _serving(series).get(part)
+    return bool(s) and bool((~np.isnan(s[col])).any())
+
+
+def _has_throughput(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return _has(series, "decode", "gen_throughput") or _has(series, "prefill", "input_throughput")
+
+
+def _draw_throughput(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    np = _np()
+    s = _serving(series)
+    d, p = s["decode"], s["prefill"]
+    has_d = _has(series, "decode", "gen_throughput")
+    has_p = _has(series, "prefill", "input_throughput")
+    axes = fig.subplots(2 if has_d and has_p else 1, 1, sharex=True, squeeze=False)[:, 0]
+    k = 0
+    if has_d:
+        ax = axes[k]
+        k += 1
+        groups = _by_rank(d["rank"])
+        for name, m in groups:
+            x, y = _reduce(d["x"][m], d["gen_throughput"][m])
+            ax.plot(x, y, marker=".", markersize=3, label=(name or "decode") if len(groups) <= MAX_LEGEND_RANKS else None)
+        nograph = d["cuda_graph"] == 0.0
+        if nograph.any():
+            x, y = _reduce(d["x"][nograph], d["gen_throughput"][nograph])
+            ax.plot(x, y, linestyle="none", marker="x", markersize=4, color="#d62728",
+                    label="decode without CUDA graph")
+        ax.set_ylabel("decode tokens/s")
+        ax.set_title("Generation (decode) throughput")
+        ax.set_ylim(bottom=0)
+        _legend(ax, loc="upper left")
+    if has_p:
+        ax = axes[k]
+        x, y = _reduce(p["x"], p["input_throughput"])
+        keep = y > 0
+        ax.plot(x[keep], y[keep], linestyle="none", marker=".", markersize=3, color="#2ca02c")
+        if keep.any() and np.nanmax(y[keep]) > 50 * max(np.nanmedian(y[keep]), 1.0):
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.set_ylabel("prefill tokens/s")
+        ax.set_title("Prefill input throughput")
+    axes[-1].set_xlabel(_xlabel(s))
+
+
+def _has_load(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return _has(series, "decode", "running") or _has(series, "prefill", "running")
+
+
+def _merged(s: dict[str, Any], col: str) -> tuple[np.ndarray, np.ndarray]:
+    np = _np()
+    d, p = s["decode"], s["prefill"]
+    return np.concatenate([d["x"], p["x"]]), np.concatenate([d[col], p[col]])
+
+
+def _draw_load(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    s = _serving(series)
+    ax = fig.add_subplot()
+    for col, label, color in (("running", "running requests", "#1f77b4"), ("queue", "queued requests", "#ff7f0e")):
+        x, y = _reduce(*_merged(s, col))
+        if x.size:
+            ax.step(x, y, where="post", label=label, color=color)
+    bs = data["serving"].get("cuda_graph", {}).get("captured_max_bs")
+    if bs:
+        ax.axhline(bs, color="#7f7f7f", linestyle=":", linewidth=1.0, label=f"largest CUDA-graph batch ({bs})")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("requests")
+    ax.set_xlabel(_xlabel(s))
+    ax.set_title("Running and queued requests (per stats line)")
+    _legend(ax, loc="upper left")
+
+
+def _has_usage(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return _has(series, "decode", "token_usage") or _has(series, "prefill", "token_usage")
+
+
+def _draw_usage(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    np = _np()
+    s = _serving(series)
+    ax = fig.add_subplot()
+    x, y = _reduce(*_merged(s, "token_usage"))
+    ax.plot(x, y, color="#9467bd", label="KV token usage")
+    top = float(np.nanmax(y)) if y.size else 1.0
+    if _has(series, "decode", "mamba_usage"):
+        mx, my = _reduce(s["decode"]["x"], s["decode"]["mamba_usage"])
+        ax.plot(mx, my, color="#8c564b", label="mamba usage")
+        top = max(top, float(np.nanmax(my)))
+    for i, t in enumerate(s.get("retractions", [])[:200]):
+        ax.axvline(t, color="#d62728", linewidth=0.8, alpha=0.6, label="retraction" if i == 0 else None)
+    ax.set_ylim(0, max(1.0, top * 1.05))
+    ax.set_ylabel("fraction of the pool")
+    ax.set_xlabel(_xlabel(s))
+    ax.set_title("Token usage")
+    _legend(ax, loc="upper left")
+
+
+def _has_concurrency(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    rows = data["serving"].get("by_concurrency") or []
+    return any(r["gen_throughput"] for r in rows)
+
+
+def _draw_concurrency(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    np = _np()
+    rows = [r for r in data["serving"]["by_concurrency"] if r["gen_throughput"]]
+    ax = fig.add_subplot()
+    pos = np.arange(len(rows))
+    med = [r["gen_throughput"]["median"] for r in rows]
+    p90 = [r["gen_throughput"]["p90"] for r in rows]
+    ax.bar(pos - 0.2, med, width=0.4, color="#1f77b4", label="median")
+    ax.bar(pos + 0.2, p90, width=0.4, color="#aec7e8", label="p90")
+    ax.set_xticks(pos, [f"{r['running']}\n({r['decode_lines']})" for r in rows])
+    ax.set_xlabel("#running-req (decode stats lines)")
+    ax.set_ylabel("decode tokens/s")
+    ax.set_title("Generation throughput by concurrency")
+    ax.grid(axis="x", visible=False)
+    _legend(ax, loc="upper left")
+
+
+# --------------------------------------------------------------------------- speculative
+
+
+def _spec(series: dict[str, Any]) -> dict[str, Any]:
+    return series.get("speculative") or {}
+
+
+def _has_accept(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    np = _np()
+    s = _spec(series)
+    return "accept_len" in s and bool((~np.isnan(s["accept_len"])).any())
+
+
+def _rolling_median(y: np.ndarray, window: int = 9) -> np.ndarray:
+    np = _np()
+    if y.size < window:
+        return y
+    pad = window // 2
+    padded = np.pad(y, pad, mode="edge")
+    view = np.lib.stride_tricks.sliding_window_view(padded, window)
+    return np.median(view, axis=1)
+
+
+def _draw_accept_time(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    s = _spec(series)
+    ax = fig.add_subplot()
+    groups = _by_rank(s["rank"]) if s.get("per_rank") else [("", None)]
+    for name, m in groups:
+        x = s["x"] if m is None else s["x"][m]
+        y = s["accept_len"] if m is None else s["accept_len"][m]
+        x, y = _reduce(x, y)
+        if not x.size:
+            continue
+        label = name if name and len(groups) <= MAX_LEGEND_RANKS else None
+        line = ax.plot(x, y, linestyle="none", marker=".", markersize=3, alpha=0.6, label=label)[0]
+        ax.plot(x, _rolling_median(y), color=line.get_color(), linewidth=1.2)
+    spec = data.get("speculative") or {}
+    draft = (spec.get("tokens_per_verify_step") or {}).get("draft_tokens_per_step")
+    if draft:
+        ax.axhline(draft, color="#7f7f7f", linestyle=":", linewidth=1.0, label=f"draft tokens per step ({draft})")
+    even = (data.get("baseline") or {}).get("break_even_accept_len")
+    if even:
+        ax.axhline(even, color="#d62728", linestyle="--", linewidth=1.0, label=f"break-even vs baseline ({even:g})")
+    ax.set_ylim(bottom=1.0 if not even or even >= 1 else 0)
+    ax.set_ylabel("accept length (tokens per verify step)")
+    ax.set_xlabel(_xlabel(s))
+    ax.set_title("Accept length over time (dots: stats lines; line: rolling median of 9)")
+    _legend(ax, loc="lower right")
+
+
+def _draw_accept_hist(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    spec = data["speculative"]
+    h = spec["histogram"]
+    ax = fig.add_subplot()
+    edges, counts = h["edges"], h["counts"]
+    ax.bar(edges[:-1], counts, width=h["bin_width"], align="edge", color="#1f77b4", edgecolor="white", linewidth=0.5)
+    mean = spec["accept_len"]["mean"]
+    ax.axvline(mean, color="#ff7f0e", linestyle="-", linewidth=1.2, label=f"mean {mean:g}")
+    even = (data.get("baseline") or {}).get("break_even_accept_len")
+    if even:
+        ax.axvline(even, color="#d62728", linestyle="--", linewidth=1.2, label=f"break-even vs baseline {even:g}")
+    ax.set_xlabel("accept length (tokens per verify step)")
+    ax.set_ylabel("decode stats lines")
+    ax.set_title("Accept length distribution")
+    ax.grid(axis="x", visible=False)
+    _legend(ax, loc="upper left")
+
+
+def _has_speedup(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return bool((data.get("baseline") or {}).get("matched"))
+
+
+def _draw_speedup(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    np = _np()
+    rows = data["baseline"]["matched"]
+    ax = fig.add_subplot()
+    pos = np.arange(len(rows))
+    speed = [r["speedup"] for r in rows]
+    colors = ["#2ca02c" if v > 1 else "#d62728" for v in speed]
+    ax.bar(pos, speed, width=0.6, color=colors)
+    for x, v in zip(pos, speed, strict=True):
+        ax.annotate(f"{v:.2f}×", (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
+    ax.axhline(1.0, color="#555555", linewidth=1.0)
+    ax.set_xticks(pos, [r["running"] for r in rows])
+    ax.set_xlabel("#running-req")
+    ax.set_ylabel("per-request decode throughput\nrun ÷ baseline")
+    ax.set_title("Speedup over the baseline at matched concurrency")
+    ax.set_ylim(0, max(1.2, max(speed) * 1.15))
+    ax.grid(axis="x", visible=False)
+
+
+PLOTS: tuple[PlotSpec, ...] = (
+    PlotSpec("startup-waterfall", "Startup waterfall: phases by rank", "startup", _has_waterfall, _draw_waterfall,
+             _waterfall_height),
+    PlotSpec("serving-throughput", "Throughput over time", "serving", _has_throughput, _draw_throughput,
+             lambda data: 5.2),
+    PlotSpec("serving-load", "Running and queued requests over time", "serving", _has_load, _draw_load),
+    PlotSpec("serving-token-usage", "Token usage over time", "serving", _has_usage, _draw_usage),
+    PlotSpec("serving-by-concurrency", "Generation throughput by concurrency", "serving", _has_concurrency,
+             _draw_concurrency),
+    PlotSpec("spec-accept-time", "Accept length over time", "speculative", _has_accept, _draw_accept_time),
+    PlotSpec("spec-accept-hist", "Accept length distribution", "speculative", _has_accept, _draw_accept_hist),
+    PlotSpec("baseline-speedup", "Speedup over the baseline at matched concurrency", "speculative", _has_speedup,
+             _draw_speedup),
+)
+
+
+def plan(data: dict[str, Any], series: dict[str, Any]) -> list[dict[str, str]]:
+    """The plots this report has (name, title, section), without drawing them."""
+    return [{"name": p.name, "title": p.title, "section": p.section} for p in PLOTS if p.available(data, series)]
+
+
+# --------------------------------------------------------------------------- SVG
+
+
+_XML_DECL = re.compile(r"<\?xml[^>]*\?>\s*")
+_DOCTYPE = re.compile(r"<!DOCTYPE[^>]*>\s*")
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
+_ID = re.compile(r'\bid="([^"]+)"')
+_HREF = re.compile(r'(xlink:href|href)="#([^"]+)"')
+_URL = re.compile(r"url\(#([^)]+)\)")
+
+
+def clean_svg(svg: str, prefix: str) -> str:
+    """An <svg> element fit for inlining: no XML declaration, DOCTYPE or metadata; ids prefixed."""
+    svg = _XML_DECL.sub("", svg)
+    svg = _DOCTYPE.sub("", svg)
+    svg = _METADATA.sub("", svg)
+    svg = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = _HREF.sub(lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"', svg)
+    svg = _URL.sub(lambda m: f"url(#{prefix}-{m.group(1)})", svg)
+    return svg.strip() + "\n"
+
+
+def render(data: dict[str, Any], series: dict[str, Any]) -> dict[str, str]:
+    """name → SVG text, for every plot in `data['plots']`."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in __import__("sys").modules:
+        matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    wanted = {p["name"] for p in data.get("plots", [])}
+    out: dict[str, str] = {}
+    with matplotlib.rc_context(RC):
+        for spec in PLOTS:
+            if spec.name not in wanted:
+                continue
+            fig = Figure(figsize=(WIDTH_IN, spec.height_in(data)), layout="constrained")
+            try:
+                spec.draw(fig, data, series)
+                buf = io.StringIO()
+                fig.savefig(buf, format="svg", metadata={**METADATA, "Title": spec.title})
+            finally:
+                fig.clear()
+                del fig
+            out[spec.name] = clean_svg(buf.getvalue(), spec.name)
+    return out
