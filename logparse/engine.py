@@ -33,6 +33,7 @@ from logparse.events import (
     ExitCode,
     Killed,
     KnownMessage,
+    LaunchCommand,
     Retraction,
     SchedulerDead,
     ServerArgs,
@@ -249,7 +250,7 @@ def finalize(analysis: Analysis, raw: list[Finding], ctx: RuleContext | None = N
             else:
                 top.append(f)
         root.consequences.sort(key=lambda f: f.first_line)
-        _attach_consequence_lines(analysis, root, start, end)
+        _attach_consequence_lines(analysis, findings, root, start, end)
     else:
         top = list(findings)
     top.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.first_line, f.code))
@@ -368,13 +369,35 @@ def pick_root(findings: Sequence[Finding]) -> Finding | None:
 
 
 def run_segments(log: ParsedLog) -> list[tuple[int, int]]:
-    """(first line, last line) of each server launch in the log: a new `server_args=` line starts a
-    new attempt (logs that hold several launches of the same server one after the other)."""
-    starts = sorted({e.line for e in log.of(ServerArgs)})
+    """(first line, last line) of each server launch in the log (logs that hold several launches
+    of the same server one after the other). A pasted server command starts a launch; so does a
+    `server_args=` line when the current launch already printed one. Launches that fail during
+    argument checks print no `server_args=`, so the command lines matter."""
+    starts: list[int] = []
+    has_args = False
+    marks = sorted(
+        [(e.line, "cmd") for e in log.of(LaunchCommand) if _is_server_command(e)]
+        + [(e.line, "args") for e in log.of(ServerArgs)]
+    )
+    for line, kind in marks:
+        if kind == "cmd":
+            starts.append(line)
+            has_args = False
+        elif has_args or not starts:
+            starts.append(line)
+            has_args = True
+        else:
+            has_args = True
+    starts = sorted(set(starts))
     if len(starts) <= 1:
         return [(0, 1 << 62)]
     bounds = [0, *starts[1:]]
     return [(a, b - 1) for a, b in pairwise(bounds)] + [(bounds[-1], 1 << 62)]
+
+
+def _is_server_command(e: LaunchCommand) -> bool:
+    program = e.program or ""
+    return bool(program) and "bench" not in program and ("launch_server" in program or "serve" in program)
 
 
 def segment_of(segments: list[tuple[int, int]], line: int) -> tuple[int, int]:
@@ -397,12 +420,13 @@ def _is_consequence_of(f: Finding, root: Finding, start: int, end: int) -> bool:
     return bool(f.ranks and root.ranks and not set(f.ranks) & set(root.ranks))
 
 
-def _attach_consequence_lines(analysis: Analysis, root: Finding, start: int, end: int) -> None:
+def _attach_consequence_lines(
+    analysis: Analysis, findings: list[Finding], root: Finding, start: int, end: int
+) -> None:
     """SGLang's reaction to the root failure (sigquit, scheduler dead, exit code, the self-kill's
-    `Killed`) is listed under the root cause: as evidence, with the lines in data."""
-    explained = {n for f in analysis.all_findings() for n in f.claims} | {
-        n for f in root.consequences for n in f.claims
-    }
+    `Killed`) is listed under the root cause: as evidence, with the lines in data. Lines another
+    finding explains (e.g. a bare `Killed` that host-oom claims) are not SGLang's reaction."""
+    explained = {n for f in findings for n in f.claims} | {n for f in root.consequences for n in f.claims}
     lines = []
     for e in analysis.log.events:
         if isinstance(e, CONSEQUENCE_EVENTS) and start <= e.line <= end and e.line not in explained:
@@ -505,31 +529,8 @@ def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback
 
 
 def crash_stage(tb: Traceback | None) -> str:
-    """startup / serving / unknown from a traceback's frames (views.traceback_phase, plus: an
-    exception raised directly in `run_scheduler_process` happened before the scheduler's loop)."""
-    if tb is None:
-        return "unknown"
-    phase = traceback_phase(tb)
-    if phase != "unknown":
-        return phase
-    funcs = [f.func for f in tb.frames if f.func]
-    if (
-        tb.exc_type
-        and funcs
-        and funcs[-1]
-        in (
-            "run_scheduler_process",
-            "run_detokenizer_process",
-            "run_data_parallel_controller_process",
-        )
-    ):
-        return "startup"
-    if any(
-        f in ("load_model", "load_weights", "load_weights_and_postprocess", "get_model")
-        for f in funcs
-    ):
-        return "startup"
-    return "unknown"
+    """startup / serving / unknown from a traceback's frames (see views.traceback_phase)."""
+    return "unknown" if tb is None else traceback_phase(tb)
 
 
 def _name_stage(f: Finding | None) -> str:

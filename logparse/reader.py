@@ -593,20 +593,20 @@ class _Unwrapper:
     lets a docker/Ray-wrapped log skip the regexes: their patterns never look past the prefix
     text, so a line starting with the same text parses the same way."""
 
-    __slots__ = ("_cache", "_last_len", "_last_text", "_last_wrapper")
+    __slots__ = ("_cache", "last_len", "last_text", "last_wrapper")
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[Wrapper, bool]] = {}
-        self._last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
-        self._last_len = 1
-        self._last_wrapper: Wrapper | None = None
+        self.last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
+        self.last_len = 1
+        self.last_wrapper: Wrapper | None = None
 
     def __call__(self, s: str) -> tuple[Wrapper | None, str]:
         """Strip (possibly nested) prefixes; return the merged Wrapper and the rest."""
-        if s.startswith(self._last_text):
-            rest = s[self._last_len :]
+        if s.startswith(self.last_text):
+            rest = s[self.last_len :]
             if rest[:1] == "[" and rest[11:12] != "T":
-                return self._last_wrapper, rest
+                return self.last_wrapper, rest
         first = _match_prefix(s)
         if first is None:
             return None, s
@@ -635,7 +635,7 @@ class _Unwrapper:
             self._cache[key] = hit
         w, strip = hit
         if len(prefixes) == 1 and first[0] in _REPEATING_KINDS:
-            self._last_text, self._last_len, self._last_wrapper = key, pos, w
+            self.last_text, self.last_len, self.last_wrapper = key, pos, w
         rest = s[pos:]
         return w, (rest.rstrip() if strip else rest)
 
@@ -839,13 +839,24 @@ def _iter_lines(
             except UnicodeDecodeError:
                 text = ""
             lines: list[str] = []
+            has_cr = False
             if text and "\x00" not in text and not _has_long_line(text, max_chars):
-                if "\r" in text:
-                    n = text.count("\r\n")
-                    if n:
-                        report.crlf += n
-                        text = text.replace("\r\n", "\n")
-                lines = text.split("\n")
+                if "\r" not in text:
+                    lines = text.split("\n")
+                else:
+                    # A CRLF file: if every '\n' is part of a '\r\n' and there is no other
+                    # '\r' (proved with single-character counts), one split does it all.
+                    n_nl = text.count("\n")
+                    if text.count("\r") == n_nl and len(parts := text.split("\r\n")) == n_nl + 1:
+                        report.crlf += n_nl
+                        lines = parts
+                    else:
+                        n = text.count("\r\n")
+                        if n:
+                            report.crlf += n
+                            text = text.replace("\r\n", "\n")
+                        lines = text.split("\n")
+                        has_cr = "\r" in text
                 lines.pop()  # the chunk ends with b'\n'
             if not lines:
                 # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).
@@ -857,7 +868,7 @@ def _iter_lines(
                 continue
 
             # Single-character scans (memchr speed); the per-line rules use the same tests.
-            need_clean = "\r" in text or "<" in text
+            need_clean = has_cr or "<" in text
             ansi = _ansi_possible(chunk)
             if ansi:
                 # Colour codes somewhere in the block (rare in files): full cleaning per line.
@@ -894,11 +905,18 @@ def _iter_lines(
                 if s[:1] == "[" and s[11:12] != "T":
                     # An SGLang envelope (or another bracketed form): nothing to strip.
                     yield (no, s, None)
-                else:
-                    w, s = unwrap(s)
-                    if w is not None:
+                    continue
+                # Inlined _Unwrapper memo hit: a docker/Ray log repeats the same prefix.
+                if s.startswith(unwrap.last_text):
+                    rest = s[unwrap.last_len :]
+                    if rest[:1] == "[" and rest[11:12] != "T":
                         report.wrapped += 1
-                    yield (no, s, w)
+                        yield (no, rest, unwrap.last_wrapper)
+                        continue
+                w, s = unwrap(s)
+                if w is not None:
+                    report.wrapped += 1
+                yield (no, s, w)
 
         if pending or discarding:
             report.missing_final_newline = True

@@ -83,10 +83,14 @@ _WARMUP_PATHS = frozenset({"/model_info", "/get_model_info", "/generate", "/enco
 
 # Frames whose presence places a traceback in server start-up or in the serving loop.
 _STARTUP_FUNCS = frozenset({
-    "__init__", "from_pretrained", "load_weights", "_bootstrap_scheduler", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
+    "__init__", "from_pretrained", "load_weights", "_bootstrap_scheduler", "load_weights_and_postprocess",
+    "get_model", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
     "init_memory_pool", "init_torch_distributed", "_launch_subprocesses", "wait_for_ready",
     "_wait_for_scheduler_ready", "launch_server", "_wait_and_warmup", "init_device_graphs",
     "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
+})
+_PROCESS_ENTRY_FUNCS = frozenset({
+    "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",
 })
 _SERVING_FUNCS = frozenset({
     "event_loop_normal", "event_loop_overlap", "event_loop_pp", "run_batch", "forward_batch_generation",
@@ -111,9 +115,9 @@ def traceback_phase(tb: Traceback) -> str:
         return "serving"
     if any(f in _STARTUP_FUNCS for f in funcs):
         return "startup"
-    # The scheduler process builds the Scheduler, then enters its event loop: an exception raised
-    # in run_scheduler_process itself, with no event-loop frame below it, happened before serving.
-    if "run_scheduler_process" in funcs:
+    # A child process builds its manager, then enters its loop: an exception raised in the
+    # process function itself (the innermost frame, with no loop frame below) came before serving.
+    if tb.exc_type and funcs and funcs[-1] in _PROCESS_ENTRY_FUNCS:
         return "startup"
     if funcs and funcs[-1] == "<module>":
         return "startup"
@@ -249,12 +253,10 @@ class Views:
 
     @cached_property
     def env_vars(self) -> dict[str, str]:
-        """Environment variables the log reveals: a pasted command's prefix, or names the messages mention."""
-        env = dict(self.launch_env)
-        for e in self.log.of(KnownMessage):
-            for name in re.findall(r"\b(SGLANG_[A-Z0-9_]+|NCCL_[A-Z0-9_]+)=(\S+)", e.text):
-                env.setdefault(name[0], name[1].rstrip(".,"))
-        return env
+        """Environment variables the log shows were set: the `VAR=value` prefix of a pasted launch
+        command. (Messages that merely suggest a variable, e.g. "You can set env SGLANG_ENABLE_SPEC_V2=True",
+        do not count.)"""
+        return dict(self.launch_env)
 
     def run_config(self) -> dict[str, Any]:
         """What this run was: model, parallelism, speculative decoding, quantization, backends, memory."""

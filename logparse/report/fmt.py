@@ -35,7 +35,7 @@ def num(value: Any, digits: int | None = None) -> str:
 
 
 def dur(value: Any) -> str:
-    """Seconds: 75.0 → '75 s'; 289.12 → '289.1 s (4 min 49 s)'."""
+    """Seconds: 75.0 → '75 s'; 289.12 → '4 min 49 s'; 5000 → '1 h 23 min'."""
     if value is None:
         return DASH
     v = float(value)
@@ -44,8 +44,8 @@ def dur(value: Any) -> str:
     minutes, seconds = divmod(round(v), 60)
     if minutes >= 60:
         hours, minutes = divmod(minutes, 60)
-        return f"{num(round(v, 1))} s ({hours} h {minutes} min)"
-    return f"{num(round(v, 1))} s ({minutes} min {seconds} s)"
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {seconds} s"
 
 
 def pct(value: Any) -> str:
@@ -64,9 +64,16 @@ def val(value: Any) -> str:
         return ", ".join(f"{k}={val(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return ", ".join(val(v) for v in value)
-    if isinstance(value, (int, float)):
-        return num(value)
     return str(value)
+
+
+def auto(value: Any) -> str:
+    """Numbers as numbers (`num`), anything else as a setting value (`val`); None → '–'."""
+    if value is None:
+        return DASH
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return num(value)
+    return val(value)
 
 
 def stat_text(s: dict[str, Any] | None, unit: str = "") -> str:
@@ -124,5 +131,5 @@ def fence(lines: list[str]) -> str:
     return f"{f}text\n{body}\n{f}"
 
 
-FILTERS = {"num": num, "dur": dur, "pct": pct, "val": val, "stat": stat_text, "md": md, "code": code,
+FILTERS = {"auto": auto, "num": num, "dur": dur, "pct": pct, "val": val, "stat": stat_text, "md": md, "code": code,
            "cell": cell}

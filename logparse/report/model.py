@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from logparse.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
 from logparse.render.summary import clean, file_summary
-from logparse.report.redact import redact_data
+from logparse.report.redact import redact_data, redact_text
 from logparse.report.serving import serving_section
 from logparse.report.speculative import baseline_section, speculative_section
 from logparse.report.timing import DEFAULT_GAP_S, timing_section
@@ -204,10 +204,22 @@ def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _coverage(entry: dict[str, Any]) -> dict[str, Any]:
+def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
+    from logparse.coverage import template_of
+
     read = entry["read"]
     flags = {k: v for k, v in read.items() if k not in ("path",) and v not in (0, False, None, [], "")}
-    return entry["coverage"] | {"read": flags}
+    cov = dict(entry["coverage"])
+    texts = analysis.log.texts
+    top = []
+    for item in cov["top_unparsed"]:
+        # A template masks a line's digits, which can hide a secret's shape from the redaction:
+        # when the template's first line holds a secret, make the template from the redacted line.
+        raw = texts.get(item["first_line"])
+        if raw is not None and redact_text(raw) != raw:
+            item = item | {"template": template_of(redact_text(raw))}
+        top.append(item)
+    return cov | {"top_unparsed": top, "read": flags}
 
 
 # --------------------------------------------------------------------------- build
@@ -237,7 +249,7 @@ def build_report(analysis: Analysis, baseline: Analysis | None = None, *, source
         "baseline": None,
         "benchmarks": benchmarks,
         "configuration": _configuration(analysis, entry),
-        "coverage": _coverage(entry),
+        "coverage": _coverage(entry, analysis),
     }
     series: dict[str, Any] = {"serving": serving_series, "speculative": spec_series}
     if baseline is not None:

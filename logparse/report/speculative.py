@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from logparse.events import KnownMessage
+from logparse.report.fmt import val
 from logparse.report.serving import DECODE, PREFILL, arr, by_concurrency, columns, stat
 from logparse.views import rank_key
 
@@ -318,7 +319,7 @@ def baseline_section(run: Analysis, base: Analysis, base_source: str, spec: dict
     data["differences"] = diffs
     data["speculative_differences"] = spec_diffs
     if diffs:
-        names = ", ".join(f"{d['setting']} ({d['run']} vs {d['baseline']})" for d in diffs[:12])
+        names = ", ".join(f"`{d['setting']}` ({val(d['run'])} vs {val(d['baseline'])})" for d in diffs[:12])
         more = f" and {len(diffs) - 12} more" if len(diffs) > 12 else ""
         data["warning"] = (f"The baseline differs from this run in {len(diffs)} setting(s) besides speculative "
                            f"decoding: {names}{more}. The speedup mixes their effects with speculation's.")

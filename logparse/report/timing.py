@@ -329,6 +329,14 @@ def progress_runs(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]]) -> lis
     return out
 
 
+def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The phase a rank reached last (by line, then phase order), complete or not."""
+    if not rows:
+        return {"last_phase": None, "last_phase_complete": None}
+    last = max(rows, key=lambda r: (r["end_line"] or r["start_line"], PHASE_ORDER.get(r["phase"], 99)))
+    return {"last_phase": last["phase"], "last_phase_complete": last["complete"]}
+
+
 def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -> dict[str, Any]:
     log = analysis.log
     seg, launches = _launch(log)
@@ -343,11 +351,7 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
         "ready": ready is not None,
         "ready_line": ready.line if ready is not None else None,
         "time_to_ready_s": _r(ready_s),
-        "ranks": [{"rank": rank, "phases": rows,
-                   "last_phase": max(rows, key=lambda r: r["end_line"] or r["start_line"])["phase"] if rows else None,
-                   "last_phase_complete": max(rows, key=lambda r: r["end_line"] or r["start_line"])["complete"]
-                   if rows else None}
-                  for rank, rows in ranks.items()],
+        "ranks": [{"rank": rank, "phases": rows, **_last(rows)} for rank, rows in ranks.items()],
         "phase_stats": _phase_medians(ranks),
         "slowest_rank": _slowest(ranks),
         "gaps": unlogged_gaps(log, ranks, ready.line if ready is not None else None, (seg.start, seg.end),

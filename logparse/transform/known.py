@@ -39,6 +39,9 @@ def code_of(terminal: str) -> str:
 
 class KnownCallbacks:
     def known_message(self, children: list[Any]) -> tuple[type, dict[str, Any]]:
+        # uvicorn's own messages start with its level prefix; the message terminal names the code.
+        if children[0].type == "UV_LEVEL" and len(children) > 1:
+            children = children[1:]
         head = children[0]
         texts = [str(c) for c in children]
         parser = KNOWN_FIELD_PARSERS.get(head.type)

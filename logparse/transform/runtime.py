@@ -1,11 +1,23 @@
-"""Transformer callbacks for grammars/runtime.lark: stats lines, retraction, uvicorn, readiness."""
+"""Transformer callbacks for grammars/runtime.lark: stats lines, retraction, uvicorn, readiness.
+
+Known-message codes defined here: request-received, request-finished (`--log-requests`),
+uvicorn-bind-failed [errno, host, port], uvicorn-asgi-exception.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from logparse.events import DecodeBatch, HttpAccess, PrefillBatch, Retraction, ServerReady, UvicornLifecycle
+from logparse.events import (
+    DecodeBatch,
+    HttpAccess,
+    PrefillBatch,
+    Retraction,
+    ServerReady,
+    UvicornLifecycle,
+)
+from logparse.transform.known import known_fields
 
 Children = list[Any]
 
@@ -48,8 +60,7 @@ def _extra_name(key: str) -> str:
 
 def _number(value: str) -> float | None:
     value = value.strip().rstrip(",").strip()
-    if value.endswith("%"):
-        value = value[:-1]
+    value = value.removesuffix("%")
     try:
         return float(value)
     except ValueError:
@@ -96,7 +107,7 @@ class _Signature:
     `tests/test_grammar_runtime.py` compares both — and a body the regex does not match takes the
     generic path."""
 
-    __slots__ = ("regex", "keys", "build")
+    __slots__ = ("build", "keys", "regex")
 
     def __init__(self, keys: list[str], known: dict[str, str]) -> None:
         self.keys = keys
@@ -154,6 +165,19 @@ def _iteration(head: str) -> int | None:
     if "[" in head:
         return int(head[head.index("[") + 1 : head.index("]")])
     return None
+
+
+@known_fields("UVICORN_BIND_FAILED")
+def _bind_failed(tokens: list[str]) -> dict[str, Any]:
+    """`[Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use`"""
+    text = tokens[0]
+    out: dict[str, Any] = {"errno": int(text[len("[Errno ") : text.index("]")])}
+    if "(" in text and ")" in text:
+        host, _, port = text[text.index("(") + 1 : text.index(")")].rpartition(", ")
+        out["host"] = host.strip("'\"")
+        if port.strip().isdigit():
+            out["port"] = int(port)
+    return out
 
 
 class RuntimeCallbacks:

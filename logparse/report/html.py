@@ -1,0 +1,89 @@
+"""The report as one self-contained HTML file: inline CSS, inline SVG plots, no script.
+
+The template (`reports/report.html.j2`) is rendered with autoescape on, so every value from
+the log is escaped; the only unescaped inserts are the stylesheet (`reports/report.css`, ours)
+and the SVG plots (made by matplotlib from numbers, with their ids prefixed, see `plots.py`).
+A Content-Security-Policy meta tag forbids scripts and any fetch, as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from logparse.report.fmt import FILTERS
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+OK_OUTCOMES = frozenset({"ready", "serving", "stopped"})
+_TICKS = re.compile(r"`([^`\n]+)`")
+
+
+def _ticks(text: Any) -> Any:
+    """Escape, then show `backticked` spans (remedies quote flags that way) as <code>."""
+    from markupsafe import Markup, escape
+
+    escaped = str(escape("" if text is None else text))
+    return Markup(_TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", escaped))
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    from jinja2 import Environment, FileSystemLoader
+
+    from logparse.resources import reports_dir
+
+    env = Environment(
+        loader=FileSystemLoader(str(reports_dir())),
+        autoescape=True,  # every template of this environment is HTML
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(FILTERS)
+    env.filters["ticks"] = _ticks
+    return env
+
+
+def phase_names(data: dict[str, Any]) -> list[str]:
+    from logparse.report.timing import PHASE_ORDER
+
+    names = {p["phase"] for r in data["timing"]["ranks"] for p in r["phases"] if p["phase"] != "ready"}
+    return sorted(names, key=lambda p: (PHASE_ORDER.get(p, 99), p))
+
+
+def outcome_class(outcome: str | None) -> str:
+    if outcome is None:
+        return "unknown"
+    return "ok" if outcome in OK_OUTCOMES else "bad"
+
+
+def context(data: dict[str, Any], svgs: dict[str, str]) -> dict[str, Any]:
+    from logparse._version import __version__
+    from logparse.report.model import SECTION_TITLES, SECTIONS
+
+    return {
+        "report": data,
+        "sections": SECTIONS,
+        "titles": SECTION_TITLES,
+        "phase_names": phase_names(data),
+        "outcome_class": outcome_class(data["summary"]["outcome"]),
+        "plot_titles": {p["name"]: p["title"] for p in data.get("plots", [])},
+        "version": __version__,
+    }
+
+
+def render_html(data: dict[str, Any], svgs: dict[str, str]) -> str:
+    """The HTML report; `svgs` maps plot names to SVG text (see plots.render)."""
+    from markupsafe import Markup
+
+    from logparse.resources import reports_dir
+
+    env = environment()
+    css = (reports_dir() / "report.css").read_text(encoding="utf-8")
+    ctx = context(data, svgs)
+    ctx["css"] = Markup(css)
+    ctx["svgs"] = {name: Markup(svg) for name, svg in svgs.items()}
+    return env.get_template("report.html.j2").render(ctx)
