@@ -46,6 +46,7 @@ from logparse.events import (
     UvicornLifecycle,
 )
 from logparse.findings import Evidence, Finding
+from logparse.lazyre import lazy_compile
 from logparse.parse import ParsedLog, fetch_lines, parse_file
 from logparse.views import STARTUP_CODES, STARTUP_EVENTS, Views, rank_key, traceback_phase
 
@@ -140,7 +141,7 @@ INFRA_PATHS = frozenset(
     }
 )
 WARMUP_PROMPT = "The capital city of France is"
-_LOGGED_REQUEST = re.compile(
+_LOGGED_REQUEST = lazy_compile(
     r"(?:^|\] )(?:Receive|Finish): obj=|\"event\": \"request\.(?:received|finished)\""
 )
 MAX_GROUPED_EVIDENCE = 64

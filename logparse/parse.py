@@ -18,7 +18,14 @@ from datetime import datetime
 from typing import Any
 
 from logparse.benchblocks import BenchAssembler
-from logparse.columns import NAN, AccessColumns, StatsColumns, decode_columns, epoch, prefill_columns
+from logparse.columns import (
+    NAN,
+    AccessColumns,
+    StatsColumns,
+    decode_columns,
+    epoch,
+    prefill_columns,
+)
 from logparse.coverage import Coverage
 from logparse.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
 from logparse.grammar import get_parser

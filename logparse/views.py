@@ -47,6 +47,7 @@ from logparse.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
+from logparse.lazyre import lazy_compile
 from logparse.records import root_exception
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ STARTUP_CODES = frozenset({"model-import-ignored", "model-instantiate-failed", "
                            "custom-ar-no-p2p", "custom-ar-world-size", "custom-ar-setup-failed", "gpu-context",
                            "vllm-platform", "attention-backend-default", "deepgemm-jit-session"})
 # Exception messages that only occur while a server starts (weights, KV pool sizing, imports).
-_STARTUP_MESSAGES = re.compile(
+_STARTUP_MESSAGES = lazy_compile(
     r"_scale'|k_scale|v_scale|Not enough memory\. Please try to increase --mem-fraction-static|"
     r"is not divisible by weight quantization|scheduler died during initialization|Initialization failed|"
     r"could not import|No module named|undefined symbol|Capture cuda graph failed|Capture .*graph failed"
@@ -583,10 +584,10 @@ class Views:
             out["quant_block"] = int(m.group(1))
 
 
-_OOM_GPU = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
-_OOM_GPU_CUT = re.compile(r"GPU (\d+) has a total capacity")
-_OOM_TRIED = re.compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
-_OOM_FREE = re.compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
+_OOM_GPU = lazy_compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
+_OOM_GPU_CUT = lazy_compile(r"GPU (\d+) has a total capacity")
+_OOM_TRIED = lazy_compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
+_OOM_FREE = lazy_compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
 
 
 def _oom_fields(text: str) -> dict[str, Any]:

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from logparse.engine import Analysis
-    from logparse.parse import ParsedLog
 
 MAX_LISTED_LINES = 10
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from logparse.events import Event, ExceptionLine, Severity, Traceback
 from logparse.findings import Evidence, Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound=Event)
 
-_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
-_QUOTED_ID = re.compile(r"'[0-9a-f]{16,}'")
-_FRAME_LINE = re.compile(r'^\s*File "')
+_NUMBER = lazy_compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+_QUOTED_ID = lazy_compile(r"'[0-9a-f]{16,}'")
+_FRAME_LINE = lazy_compile(r'^\s*File "')
 
 
 def mask_numbers(text: str) -> str:

@@ -18,17 +18,18 @@ from logparse.events import (
     UvicornLifecycle,
 )
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- nccl-timeout
 
-_WD_TEXT = re.compile(r"Watchdog caught collective operation timeout")
-_WORK = re.compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([\w.]+)(?=[,)])")
-_RAN = re.compile(r"ran for (\d+) milliseconds")
-_RANK = re.compile(r"\bRank (\d+)\]")
-_LAST = re.compile(r"last completed NCCL work: (\d+)")
-_TIMEOUT_TEXT = re.compile(
+_WD_TEXT = lazy_compile(r"Watchdog caught collective operation timeout")
+_WORK = lazy_compile(r"(SeqNum|OpType|NumelIn|NumelOut|Timeout\(ms\))=([\w.]+)(?=[,)])")
+_RAN = lazy_compile(r"ran for (\d+) milliseconds")
+_RANK = lazy_compile(r"\bRank (\d+)\]")
+_LAST = lazy_compile(r"last completed NCCL work: (\d+)")
+_TIMEOUT_TEXT = lazy_compile(
     r"Watchdog caught collective operation timeout|checkTimeout|Timeout at NCCL work|"
     r"collective operation timeout|NCCL timeout|timed out after \d+ ?ms",
     re.IGNORECASE,
@@ -246,7 +247,7 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- nccl-error
 
-_NCCL_ERR = re.compile(
+_NCCL_ERR = lazy_compile(
     r"NCCL error|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|"
     r"ncclRemoteError|ncclInvalidArgument|unhandled system error|unhandled cuda error|"
     r"ncclCommInitRank\w* failed|Failed to (?:initialize|init) NCCL|NCCL communicator was aborted|"
@@ -365,7 +366,7 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- custom-allreduce-unavailable
 
-_PEER_ACCESS = re.compile(
+_PEER_ACCESS = lazy_compile(
     r"peer access is not supported|cudaErrorPeerAccessUnsupported|P2P access is not supported|"
     r"peer mapping resources exhausted|cudaErrorPeerAccess",
     re.IGNORECASE,
@@ -504,19 +505,19 @@ def custom_allreduce_unavailable(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- other-rank-failed
 
-_PEER_LOADING = re.compile(
+_PEER_LOADING = lazy_compile(
     r"TP rank (\d+) could finish the model loading, but there are other ranks"
 )
-_BARRIER = re.compile(
+_BARRIER = lazy_compile(
     r"monitoredBarrier.*?(?:from rank (\d+)|check rank (\d+))|Please check rank (\d+) logs",
     re.IGNORECASE,
 )
-_TCPSTORE = re.compile(
+_TCPSTORE = lazy_compile(
     r"TCPStore.*?(Connection reset by peer|Broken pipe|Connection refused|connection closed|"
     r"recvValue failed|Socket Timeout|shut down too early)",
     re.IGNORECASE,
 )
-_RANK_TAG = re.compile(r"\[rank(\d+)\]|\bRank (\d+)\b")
+_RANK_TAG = lazy_compile(r"\[rank(\d+)\]|\bRank (\d+)\b")
 
 
 @rule(

@@ -22,6 +22,7 @@ from logparse.events import (
     Traceback,
 )
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 from logparse.timeline import MAIN, PHASES, Phase, last_phase, startup_phases
@@ -29,7 +30,7 @@ from logparse.views import rank_key
 
 # --------------------------------------------------------------------------- watchdog-timeout
 
-_WD_TEXT = re.compile(
+_WD_TEXT = lazy_compile(
     r"(?:(\w+) watchdog timeout|Watchdog timeout) \(self\.watchdog_timeout=([\d.]+)"
 )
 
@@ -158,7 +159,7 @@ def _open_jit(ctx: RuleContext) -> list[JitCompile]:
 
 # --------------------------------------------------------------------------- startup-stalled
 
-_NOT_READY = re.compile(
+_NOT_READY = lazy_compile(
     r"(?:server|sglang|engine|endpoint)\b.{0,60}\b(?:not (?:become )?ready|did not (?:become ready|start)|failed to start|"
     r"not healthy)\b.{0,60}\b(?:in time|within|after)\b|timed? ?out (?:while )?waiting for (?:the )?(?:sglang )?server"
     r"|TimeoutError: .{0,40}server.{0,40}(?:ready|start)",
@@ -194,7 +195,7 @@ def _phase_family(name: str) -> str:
     return "capture" if name.startswith("capture") else name
 
 
-_TS = re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\b")
+_TS = lazy_compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\b")
 
 
 def _end_ts(ctx: RuleContext) -> datetime | None:

@@ -9,12 +9,13 @@ from typing import Any
 
 from logparse.events import Event, KnownMessage, PythonWarning, SchedulerLimits, Severity
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import is_command_line
 from logparse.rules.performance import round_bs
 from logparse.rules.registry import rule
 
-_ENTRYPOINT = re.compile(r"'python -m sglang\.launch_server' is still supported, but 'sglang serve' is the "
+_ENTRYPOINT = lazy_compile(r"'python -m sglang\.launch_server' is still supported, but 'sglang serve' is the "
                          r"recommended entrypoint")
 
 
@@ -55,7 +56,7 @@ def deprecated_entrypoint(ctx: RuleContext) -> Iterator[Finding]:
                       events=events[:16], data={"warnings": n}, claim=False, fingerprint="deprecated-entrypoint")
 
 
-_RESET = re.compile(r"Max running requests is reset to (\d+)(?: for | because )?(.*?)\.(?: You can override|$)")
+_RESET = lazy_compile(r"Max running requests is reset to (\d+)(?: for | because )?(.*?)\.(?: You can override|$)")
 
 
 @rule(code="INFO002", name="max-running-requests-capped", family="info", severity=Severity.INFO,

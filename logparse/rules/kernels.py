@@ -10,6 +10,7 @@ from typing import Any
 
 from logparse.events import Severity, Traceback
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext, mask_numbers
 from logparse.rules.matching import (
     Hit,
@@ -23,7 +24,7 @@ from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- unsupported-gpu-arch
 
-_ARCH = re.compile(
+_ARCH = lazy_compile(
     r"no kernel image is available for execution on the device"
     r"|Unsupported architecture|unsupported (?:GPU )?arch(?:itecture)?\b"
     r"|(?:is |are )?only supported on (?:NVIDIA )?(?:Blackwell|Hopper|Ampere|SM ?\d+)"
@@ -34,9 +35,9 @@ _ARCH = re.compile(
     r"|CUDA capability sm_\d+ is not compatible|Current platform does not support NVFP4"
     r"|sm_\d+ is not (?:supported|compatible)|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU",
     re.IGNORECASE)
-_SM = re.compile(r"\bsm_?(\d{2,3})\b|\bSM ?(\d{2,3})\b|capability (\d+)\.(\d+)", re.IGNORECASE)
-_TRTLLM = re.compile(r"TllmGen|trtllm|TRT-?LLM|TensorRT-LLM", re.IGNORECASE)
-_MOE = re.compile(r"\bMoE\b|moe_|fused_moe|Cutlass MoE|MOE kernel", re.IGNORECASE)
+_SM = lazy_compile(r"\bsm_?(\d{2,3})\b|\bSM ?(\d{2,3})\b|capability (\d+)\.(\d+)", re.IGNORECASE)
+_TRTLLM = lazy_compile(r"TllmGen|trtllm|TRT-?LLM|TensorRT-LLM", re.IGNORECASE)
+_MOE = lazy_compile(r"\bMoE\b|moe_|fused_moe|Cutlass MoE|MOE kernel", re.IGNORECASE)
 
 
 def _kernel_of(text: str, tb: Traceback | None) -> str:
@@ -137,13 +138,13 @@ def unsupported_gpu_arch(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- kernel-library-mismatch
 
-_MISMATCH = re.compile(
+_MISMATCH = lazy_compile(
     r"undefined symbol: (\S+)|Could not load any common_ops library|common_ops\S*\.so: cannot open"
     r"|CUDA driver version is insufficient for CUDA runtime version"
     r"|The NVIDIA driver on your system is too old|PTX was compiled with an unsupported toolchain"
     r"|version `(GLIBC(?:XX)?_[\d.]+)' not found|(lib\w+\.so\.\d+): cannot open shared object file"
     r"|cudaErrorInsufficientDriver|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", re.IGNORECASE)
-_LIB = re.compile(r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|torch|deep_gemm|triton|xformers|common_ops)", re.IGNORECASE)
+_LIB = lazy_compile(r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|torch|deep_gemm|triton|xformers|common_ops)", re.IGNORECASE)
 
 
 def _mismatch_remedy(text: str) -> tuple[str, dict[str, Any]]:
@@ -232,7 +233,7 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- illegal-memory-access
 
-_IMA = re.compile(
+_IMA = lazy_compile(
     r"an illegal memory access was encountered|device-side assert(?:ion)? triggered|CUDA_ERROR_LAUNCH_FAILED"
     r"|unspecified launch failure|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress|misaligned address"
     r"|illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|Assertion `[^`]+` failed", re.IGNORECASE)

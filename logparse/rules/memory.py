@@ -30,6 +30,7 @@ from logparse.events import (
     WeightLoadEnd,
 )
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import Raised, RuleContext, mask_numbers
 from logparse.rules.registry import rule
 from logparse.timeline import startup_phases
@@ -101,15 +102,15 @@ def _int_arg(ctx: RuleContext, name: str) -> int | None:
 
 # --------------------------------------------------------------------------- cuda-oom
 
-_CUDA_OOM = re.compile(
+_CUDA_OOM = lazy_compile(
     r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation"
     r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|HIP out of memory",
     re.IGNORECASE,
 )
-_OOM_GPU = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
-_OOM_GPU_ONLY = re.compile(r"GPU (\d+) has a total capac")
-_OOM_TRIED = re.compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
-_OOM_FREE = re.compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
+_OOM_GPU = lazy_compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
+_OOM_GPU_ONLY = lazy_compile(r"GPU (\d+) has a total capac")
+_OOM_TRIED = lazy_compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
+_OOM_FREE = lazy_compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
 _MIB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
 
 # Frame names (function or file) that place an OOM in a phase; checked in this order, because a
@@ -383,7 +384,7 @@ def _oom_finding(
 
 # --------------------------------------------------------------------------- kv-pool-no-room
 
-_NOT_ENOUGH = re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static")
+_NOT_ENOUGH = lazy_compile(r"Not enough memory\. Please try to increase --mem-fraction-static")
 
 
 def kv_pool_advice(
@@ -554,11 +555,11 @@ def _not_enough(
 
 # --------------------------------------------------------------------------- host-oom
 
-_ERRNO12 = re.compile(r"\[Errno 12\]|Cannot allocate memory|\bENOMEM\b")
-_HOST_POOL = re.compile(
+_ERRNO12 = lazy_compile(r"\[Errno 12\]|Cannot allocate memory|\bENOMEM\b")
+_HOST_POOL = lazy_compile(
     r"Not enough host memory available\. Requesting ([\d.]+) GB but only have ([\d.]+) GB free"
 )
-_EXIT_KILL = re.compile(
+_EXIT_KILL = lazy_compile(
     r"exit(?:ed with)? (?:code|status)[:=]? ?(-9|137)\b|terminated with (-9|137)\b|exitcode[=:] ?(-9|137)\b"
 )
 _HOST_REMEDY = (
@@ -732,7 +733,7 @@ def _hicache(
 
 # --------------------------------------------------------------------------- kv-cache-exhausted
 
-_BATCH_OOM = re.compile(r"(Prefill|Decode) out of memory\. Try to lower your batch size")
+_BATCH_OOM = lazy_compile(r"(Prefill|Decode) out of memory\. Try to lower your batch size")
 
 
 def _running_before(ctx: RuleContext, line: int) -> int | None:
@@ -896,7 +897,7 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- mamba-pool-exhausted
 
-_MAMBA_FULL = re.compile(
+_MAMBA_FULL = lazy_compile(
     r"(?:mamba|ssm)\w*[ _](?:\w+[ _]){0,3}?(?:pool|cache|slots?|state)\w*[ _:]*(?:is |are )?(?:full|exhausted|"
     r"out of (?:memory|space|slots)|not enough|insufficient|no (?:free|available|more|space))"
     r"|(?:no|not enough|insufficient) (?:free |available )?(?:(?:space|room|slots?) for (?:the )?)?(?:mamba|ssm)\w* "
@@ -904,7 +905,7 @@ _MAMBA_FULL = re.compile(
     r"|ping[-_ ]?pong\w*[ _](?:\w+[ _]){0,3}?(?:full|exhausted|not enough|no (?:free|available))",
     re.IGNORECASE,
 )
-_LEAK = re.compile(r"leak detected", re.IGNORECASE)
+_LEAK = lazy_compile(r"leak detected", re.IGNORECASE)
 
 
 @rule(
@@ -1026,8 +1027,8 @@ def _mamba_remedy(ctx: RuleContext, size: int | None) -> tuple[str, dict[str, An
 
 # --------------------------------------------------------------------------- memory-leak-detected
 
-_LEAK_TEXT = re.compile(r"(?:memory|pool) leak detected|Mem Leak Detected", re.IGNORECASE)
-_KV = re.compile(r"([\w.()]+)=(-?\d+)")
+_LEAK_TEXT = lazy_compile(r"(?:memory|pool) leak detected|Mem Leak Detected", re.IGNORECASE)
+_KV = lazy_compile(r"([\w.()]+)=(-?\d+)")
 
 
 def _leak_values(text: str) -> dict[str, int]:

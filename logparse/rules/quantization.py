@@ -9,6 +9,7 @@ from typing import Any
 
 from logparse.events import Event, ExceptionLine, KnownMessage, Severity, Traceback, WeightLoadEnd
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
     find_errors,
@@ -21,11 +22,11 @@ from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- deepgemm-scale-format
 
-_DG_WARN = re.compile(r"DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0")
+_DG_WARN = lazy_compile(r"DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0")
 # The UE8M0 scale-pack check of DeepGEMM's layout kernels: a scale that is not a power of two.
-_DG_ASSERT = re.compile(r"0x807fffff|smxx_layout\.cuh.*(?:Assertion|condition)|(?:Assertion|assert)\w*.*ue8m0"
+_DG_ASSERT = lazy_compile(r"0x807fffff|smxx_layout\.cuh.*(?:Assertion|condition)|(?:Assertion|assert)\w*.*ue8m0"
                         r"|ue8m0.*(?:Assertion|assert)", re.IGNORECASE)
-_LAUNCH_FAIL = re.compile(r"CUDA_ERROR_LAUNCH_FAILED|illegal memory access|unspecified launch failure|"
+_LAUNCH_FAIL = lazy_compile(r"CUDA_ERROR_LAUNCH_FAILED|illegal memory access|unspecified launch failure|"
                           r"device-side assert|smxx_layout", re.IGNORECASE)
 _DG_REMEDY = ("disable DeepGEMM for this checkpoint (`SGLANG_ENABLE_JIT_DEEPGEMM=0`, or e.g. `--fp8-gemm-backend "
               "triton` where available), or use a checkpoint whose FP8 block scales are UE8M0 "
@@ -93,7 +94,7 @@ def deepgemm_scale_format(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- quant-scale-missing
 
-_SCALE_KEY = re.compile(r"""['"]([\w.\-]*?(?:k_scale|v_scale|kv_scale|input_scale\w*|weight_scale\w*|scale_inv|"""
+_SCALE_KEY = lazy_compile(r"""['"]([\w.\-]*?(?:k_scale|v_scale|kv_scale|input_scale\w*|weight_scale\w*|scale_inv|"""
                         r"""[._]scales?|weight_global_scale|input_global_scale|_zero_point|qzeros|g_idx)[\w.]*)['"]""")
 
 
@@ -165,14 +166,14 @@ def _scale_finding(ctx: RuleContext, key: str, ev: Event, tb: Traceback | None) 
 
 # --------------------------------------------------------------------------- quant-block-misaligned
 
-_PARTITION = re.compile(r"Weight (output_partition_size|input_size_per_partition) = (\d+) is not divisible by "
+_PARTITION = lazy_compile(r"Weight (output_partition_size|input_size_per_partition) = (\d+) is not divisible by "
                         r"weight quantization (block_[nk]) = (\d+)")
-_MOE_BLOCK = re.compile(r"moe_intermediate_size=(\d+) / moe_tp_size=(\d+)\) % weight_block_size_n=(\d+)")
-_MOE_TP = re.compile(r"moe_intermediate_size (\d+) must be divisible by moe_tp_size \((\d+)\)")
-_ALIGN = re.compile(r"The (input|output) size is not aligned with the quantized weight shape"
+_MOE_BLOCK = lazy_compile(r"moe_intermediate_size=(\d+) / moe_tp_size=(\d+)\) % weight_block_size_n=(\d+)")
+_MOE_TP = lazy_compile(r"moe_intermediate_size (\d+) must be divisible by moe_tp_size \((\d+)\)")
+_ALIGN = lazy_compile(r"The (input|output) size is not aligned with the quantized weight shape"
                     r"|input_size_per_partition \S* ?(?:= ?)?(\d+)? ?is not divisible by (?:the )?(?:group_size|min_thread_k)"
                     r"|not divisible by (?:group_size|group size|pack_factor)", re.IGNORECASE)
-_ANY_BLOCK = re.compile("|".join(p.pattern for p in (_PARTITION, _MOE_BLOCK, _MOE_TP, _ALIGN)), re.IGNORECASE)
+_ANY_BLOCK = lazy_compile("|".join(p.pattern for p in (_PARTITION, _MOE_BLOCK, _MOE_TP, _ALIGN)), re.IGNORECASE)
 TP_CANDIDATES = (1, 2, 4, 8, 16, 32)
 
 

@@ -17,6 +17,7 @@ from logparse.events import (
     Traceback,
 )
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.reader import ReadReport, read_lines
 from logparse.rules.context import RuleContext, sglang_frames
 from logparse.rules.matching import (
@@ -33,7 +34,7 @@ from logparse.rules.registry import rule
 
 # --------------------------------------------------------------------------- port-in-use
 
-_PORT = re.compile(r"[Aa]ddress already in use|EADDRINUSE|Port is already in use|\[Errno 98\]|\[Errno 48\]"
+_PORT = lazy_compile(r"[Aa]ddress already in use|EADDRINUSE|Port is already in use|\[Errno 98\]|\[Errno 48\]"
                    r"|port \d+ is already in use|is already in use\. When running multiple instances")
 _PORT_NUMS = (
     re.compile(r"\('[\d.:a-fA-F]*', (\d+)\)"),  # uvicorn: ('0.0.0.0', 30000)
@@ -144,7 +145,7 @@ _MODEL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("transformers-version", re.compile(r"Transformers version \S+ is not supported|Please upgrade transformers"
                                         r"|requires? transformers ?[>=]=?", re.IGNORECASE)),
 )
-_ANY_MODEL = re.compile("|".join(p.pattern for _, p in _MODEL_KINDS), re.IGNORECASE)
+_ANY_MODEL = lazy_compile("|".join(p.pattern for _, p in _MODEL_KINDS), re.IGNORECASE)
 
 
 def _model_kind(text: str) -> str:
@@ -257,8 +258,8 @@ def model_load_failure(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- warmup-failed
 
-_PROXY = re.compile(r"squid|proxy|The requested URL could not be retrieved|X-Squid|Privoxy|Zscaler|Bluecoat", re.IGNORECASE)
-_WARMUP = re.compile(r"warmup error|warm ?up failed|Disaggregation warmup failed|_wait_and_warmup|_execute_server_warmup",
+_PROXY = lazy_compile(r"squid|proxy|The requested URL could not be retrieved|X-Squid|Privoxy|Zscaler|Bluecoat", re.IGNORECASE)
+_WARMUP = lazy_compile(r"warmup error|warm ?up failed|Disaggregation warmup failed|_wait_and_warmup|_execute_server_warmup",
                      re.IGNORECASE)
 
 
@@ -321,9 +322,9 @@ def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- invalid-server-args (fallback)
 
-_ARGPARSE = re.compile(r"^(?:usage: .*|\S+\.py: error: .+|error: (?:argument|unrecognized arguments|the following "
+_ARGPARSE = lazy_compile(r"^(?:usage: .*|\S+\.py: error: .+|error: (?:argument|unrecognized arguments|the following "
                        r"arguments are required).*)$")
-_ARGISH = re.compile(r"--[a-z][\w-]+|\b\w+_size\b|must be (?:divisible|positive|non-negative|in|greater|less|set)"
+_ARGISH = lazy_compile(r"--[a-z][\w-]+|\b\w+_size\b|must be (?:divisible|positive|non-negative|in|greater|less|set)"
                      r"|mutually exclusive|is required|should be in range|not supported with|only supports?|cannot be|"
                      r"is not compatible with|Invalid configuration|Please (?:use|set|enable|provide)", re.IGNORECASE)
 
@@ -443,9 +444,9 @@ def health_check_failed(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- scheduler-crash (fallback)
 
-_CONSEQUENCE_MSG = re.compile(r"Please see the error messages above|Initialization failed\.?$", re.IGNORECASE)
+_CONSEQUENCE_MSG = lazy_compile(r"Please see the error messages above|Initialization failed\.?$", re.IGNORECASE)
 # A dynamo/rust-tracing record cut right after its target: `… ERROR scheduler.run_sch`.
-_CUT_TARGET = re.compile(r"^(?:scheduler|tp_worker|model_runner|detokenizer_manager|tokenizer_manager|"
+_CUT_TARGET = lazy_compile(r"^(?:scheduler|tp_worker|model_runner|detokenizer_manager|tokenizer_manager|"
                          r"data_parallel_controller)\.[\w.]*$")
 
 

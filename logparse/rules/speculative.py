@@ -22,6 +22,7 @@ from logparse.events import (
     Traceback,
 )
 from logparse.findings import Finding
+from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
     arg_at,
@@ -155,11 +156,11 @@ def _first_command(ctx: RuleContext, flag: str) -> LaunchCommand | None:
 
 # --------------------------------------------------------------------------- spec-v2-topk-conflict
 
-_TOPK_CHECK = re.compile(r"Spec v2 currently only supports topk = 1|spec(?:ulative)?[ _]v2\b.*\btopk\b.*(?:only|must|support)"
+_TOPK_CHECK = lazy_compile(r"Spec v2 currently only supports topk = 1|spec(?:ulative)?[ _]v2\b.*\btopk\b.*(?:only|must|support)"
                          r"|topk\b.*\bspec(?:ulative)?[ _]v2\b.*(?:only|must|support)", re.IGNORECASE)
-_DRAFT_SHAPE = re.compile(r"Sizes of tensors must match|size mismatch|shape '\[.*\]' is invalid|The size of tensor a"
+_DRAFT_SHAPE = lazy_compile(r"Sizes of tensors must match|size mismatch|shape '\[.*\]' is invalid|The size of tensor a"
                           r"|Expected size \d+ but got size \d+|must match the size of tensor", re.IGNORECASE)
-_EAGLE_FILES = re.compile(r"eagle|draft|multi_layer_eagle|spec_utils|speculative", re.IGNORECASE)
+_EAGLE_FILES = lazy_compile(r"eagle|draft|multi_layer_eagle|spec_utils|speculative", re.IGNORECASE)
 
 
 def _topk_remedy(cfg: SpecConfig) -> str:
@@ -251,7 +252,7 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- spec-mamba-extra-buffer
 
-_MAMBA = re.compile(
+_MAMBA = lazy_compile(
     r"not compatible with radix cache when using --mamba-scheduler-strategy no_buffer"
     r"|mamba extra_buffer is not compatible with --disable-radix-cache"
     r"|is not compatible with --mamba-scheduler-strategy no_buffer"
@@ -342,10 +343,10 @@ def spec_mamba_extra_buffer(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- spec-draft-load-failure
 
-_DRAFT_INIT_FILES = re.compile(r"^(eagle_worker(?:_v2)?|standalone_worker(?:_v2)?|ngram_worker|multi_layer_eagle\w*"
+_DRAFT_INIT_FILES = lazy_compile(r"^(eagle_worker(?:_v2)?|standalone_worker(?:_v2)?|ngram_worker|multi_layer_eagle\w*"
                                r"|eagle_draft_cuda_graph_runner|eagle_draft_extend_cuda_graph_runner|draft_\w+|"
                                r"dflash\w*|mtp_worker\w*)\.py$")
-_DRAFT_MSG = re.compile(r"draft model|draft_model|Unknown draft|speculative_token_map|EAGLE head|eagle3? (?:config|head)"
+_DRAFT_MSG = lazy_compile(r"draft model|draft_model|Unknown draft|speculative_token_map|EAGLE head|eagle3? (?:config|head)"
                         r"|Capture (?:draft|cuda) graph failed", re.IGNORECASE)
 
 
@@ -420,7 +421,7 @@ def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
 
 # --------------------------------------------------------------------------- spec-config-invalid (fallback)
 
-_SPEC_WORDS = re.compile(r"specul|spec v2|spec_v2|\beagle|topk|draft|ngram|\bMTP\b|standalone|DFLASH|DSPARK"
+_SPEC_WORDS = lazy_compile(r"specul|spec v2|spec_v2|\beagle|topk|draft|ngram|\bMTP\b|standalone|DFLASH|DSPARK"
                          r"|--speculative", re.IGNORECASE)
 _SPEC_ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"topk.*page_size|page_size.*topk", re.IGNORECASE),

@@ -118,23 +118,24 @@ from logparse.events import (
     TracebackSource,
     TracebackStart,
 )
+from logparse.lazyre import lazy_compile
 from logparse.transform.known import known_fields
 
 Children = list[Any]
 Result = tuple[type, dict[str, Any]]
 
-_INT = re.compile(r"-?\d+")
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+_INT = lazy_compile(r"-?\d+")
+_NUM = lazy_compile(r"-?\d+(?:\.\d+)?")
 # `  File "path", line 12, in func` / faulthandler `  File "path", line 12 in func`; any part may be cut.
-_FRAME = re.compile(
+_FRAME = lazy_compile(
     r' *File "(?P<path>[^"]*)(?:"(?:, line (?P<lineno>\d+)(?:,? in (?P<func>.*))?)?)?'
 )
 # `Key=value` items of a WorkNCCL(...) dump; a value is trusted only when a `,` or `)` follows it
 # (a hard-wrapped or cut line may end in the middle of a number).
-_WORK_ITEM = re.compile(r"(\w+(?:\(ms\))?)=([\w.]+)(?=[,)])")
-_RAN_FOR = re.compile(r"ran for (\d+) milliseconds")
+_WORK_ITEM = lazy_compile(r"(\w+(?:\(ms\))?)=([\w.]+)(?=[,)])")
+_RAN_FOR = lazy_compile(r"ran for (\d+) milliseconds")
 # `name=12`, `self.x.size()=3`, `local_gpu_memory * 0.9=71.19` (leak checks, memory-balance check).
-_KV_ITEM = re.compile(r"([A-Za-z_][\w.]*(?:\(\))?(?: \* \d+(?:\.\d+)?)?)=(-?\d+(?:\.\d+)?)(?!\d)")
+_KV_ITEM = lazy_compile(r"([A-Za-z_][\w.]*(?:\(\))?(?: \* \d+(?:\.\d+)?)?)=(-?\d+(?:\.\d+)?)(?!\d)")
 _WORK_KEYS = {
     "SeqNum": "seq",
     "NumelIn": "numel_in",

@@ -85,6 +85,7 @@ from logparse.events import (
     WeightLoadEnd,
     WeightsReady,
 )
+from logparse.lazyre import lazy_compile
 from logparse.transform.known import known_fields
 
 Children = list[Any]
@@ -92,9 +93,9 @@ Result = tuple[type, dict[str, Any]]
 
 # --------------------------------------------------------------------------- small value readers
 
-_GB = re.compile(r"(-?\d+(?:\.\d+)?) ?GB")
-_SECONDS = re.compile(r"(-?\d+(?:\.\d+)?) ?s\b")
-_INT = re.compile(r"-?\d+")
+_GB = lazy_compile(r"(-?\d+(?:\.\d+)?) ?GB")
+_SECONDS = lazy_compile(r"(-?\d+(?:\.\d+)?) ?s\b")
+_INT = lazy_compile(r"-?\d+")
 
 
 def _gb(value: str) -> float | None:
@@ -131,8 +132,8 @@ def _int_list(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in _INT.findall(inner))
 
 
-_INT_VALUE = re.compile(r"-?\d+")
-_FLOAT_VALUE = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|-?inf")
+_INT_VALUE = lazy_compile(r"-?\d+")
+_FLOAT_VALUE = lazy_compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|-?inf")
 
 
 def _typed(value: str) -> Any:
@@ -200,8 +201,8 @@ def _split_top_level(text: str, start: int, close: str) -> tuple[list[str], bool
     return items, False
 
 
-_DICT_KEY = re.compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*:""", re.DOTALL)
-_KW_NAME = re.compile(r"\s*([A-Za-z_]\w*)=")
+_DICT_KEY = lazy_compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*:""", re.DOTALL)
+_KW_NAME = lazy_compile(r"\s*([A-Za-z_]\w*)=")
 
 
 def _parse_server_args(body: str) -> dict[str, Any]:
@@ -246,8 +247,8 @@ def _parse_server_args(body: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- launch commands
 
-_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"(?:.*/)?python[\d.]*")
+_ENV_ASSIGN = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = lazy_compile(r"(?:.*/)?python[\d.]*")
 _SHELL_STOP = ("|", "||", "&", "&&", ";", ">", ">>", "<")
 
 
@@ -319,7 +320,7 @@ def _parse_command(text: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- graphs and bars
 
-_CAPTURE = re.compile(r"Capture (.*? graph) (?:begin|end|bs|num tokens)")
+_CAPTURE = lazy_compile(r"Capture (.*? graph) (?:begin|end|bs|num tokens)")
 
 # (prefix of the printed graph name, kind); first match wins.
 _GRAPH_KINDS = (
@@ -348,9 +349,9 @@ def _graph(text: str) -> dict[str, Any]:
     return {"graph": graph, "graph_kind": kind, "device": device}
 
 
-_BAR_HEAD = re.compile(r"(?:([^\s|:][^|:]*): +| *)(\d{1,3})%")
-_BAR_COUNT = re.compile(r"\|\s*(\d+)/(\d+)(?![\d.])")
-_BAR_TIMES = re.compile(r"\[((?:\d+:)?\d+:\d+)<((?:\d+:)?\d+:\d+|\?)")
+_BAR_HEAD = lazy_compile(r"(?:([^\s|:][^|:]*): +| *)(\d{1,3})%")
+_BAR_COUNT = lazy_compile(r"\|\s*(\d+)/(\d+)(?![\d.])")
+_BAR_TIMES = lazy_compile(r"\[((?:\d+:)?\d+:\d+)<((?:\d+:)?\d+:\d+|\?)")
 
 # (test on the description, bar kind); first match wins.
 _BAR_KINDS: tuple[tuple[Any, str], ...] = (
