@@ -6,9 +6,6 @@ Exit codes: 0 ok; 1 findings at or above --fail-on (check); 2 usage or input err
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -57,7 +54,7 @@ class _Group(click.Group):
             fail("interrupted", 130)
         except BrokenPipeError:
             sys.exit(EXIT_OK)
-        except Exception as err:  # noqa: BLE001 — the last line of defence against tracebacks
+        except Exception as err:
             if os.environ.get("LOGDIAG_DEBUG"):
                 raise
             fail(f"internal error: {type(err).__name__}: {err} (rerun with LOGDIAG_DEBUG=1 for details)", EXIT_INTERNAL)
@@ -119,6 +116,8 @@ def _rows(path: str, kind: str, jobs: int) -> Iterator[dict[str, Any]]:
 
 
 def _flatten(row: dict[str, Any]) -> dict[str, Any]:
+    import json
+
     out: dict[str, Any] = {}
     for k, v in row.items():
         if isinstance(v, dict):
@@ -139,6 +138,10 @@ def _flatten(row: dict[str, Any]) -> dict[str, Any]:
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True)
 def events(path: str, kind: str, fmt: str, jobs: int) -> None:
     """Export one event table of a log as CSV or JSON lines."""
+    import csv
+    import io
+    import json
+
     kinds = _event_kinds()
     if kind == "list":
         click.echo("\n".join(kinds))

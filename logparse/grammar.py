@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logparse.recache import compile_cached
 from logparse.resources import grammar_text
 
 if TYPE_CHECKING:
@@ -263,14 +264,14 @@ class _Dispatcher:
             cands = self._candidates(char)
         hits = self._hits[char] = self._hits.get(char, 0) + 1
         if hits > _PROMOTE_AFTER and cands:
-            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            self._alt[char] = compile_cached("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
             return self.match(text, pos)
         for name, regexp, lit in cands:
             if lit and not text.startswith(lit, pos):
                 continue
             pattern = _PATTERNS.get(regexp)
             if pattern is None:
-                pattern = _PATTERNS[regexp] = re.compile(regexp)
+                pattern = _PATTERNS[regexp] = compile_cached(regexp)
             m = pattern.match(text, pos)
             if m is not None:
                 return name, m.group(), m.end()
@@ -342,8 +343,8 @@ class FastPath:
     def __init__(self, data: FastPathData, transformer: Any) -> None:
         self.data = data
         self._transformer = transformer
-        self._line = getattr(transformer, "line")
-        unparsed = getattr(transformer, "unparsed_line")
+        self._line = transformer.line
+        unparsed = transformer.unparsed_line
         # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
         self._unparsed = lambda env, rest: unparsed(
             [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
@@ -363,7 +364,7 @@ class FastPath:
         alts = self._alts.get(name)
         if alts is None:
             alts = self._alts[name] = [
-                _Alternative(re.compile(src), kept, getattr(self._transformer, cb), cb)
+                _Alternative(compile_cached(src), kept, getattr(self._transformer, cb), cb)
                 for src, kept, cb in self.data.alternatives.get(name, ())
             ]
         return alts

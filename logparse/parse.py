@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -231,6 +230,10 @@ def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
     log = ParsedLog(path=path, report=ReadReport(path=path))
     stage2 = _Stage2(log)
     if len(ranges) > 1:
+        from concurrent.futures import (
+            ProcessPoolExecutor,  # only a split run pays for multiprocessing
+        )
+
         with ProcessPoolExecutor(max_workers=len(ranges)) as pool:
             parts = list(pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True)))
         for part in parts:

@@ -230,13 +230,12 @@ def setting_differences(run: Analysis, base: Analysis) -> tuple[list[dict[str, A
         va, vb = a.get(key), b.get(key)
         if va == vb:
             continue
-        env = key.startswith("env:")
-        if not env and (key not in a or key not in b):
-            continue  # only one log states it: not a known difference
         item = {"setting": key, "run": _fmt(va), "baseline": _fmt(vb)}
         if is_spec_setting(key):
             spec.append(item)
             continue
+        if not key.startswith("env:") and (key not in a or key not in b):
+            continue  # only one log states it (another release's arguments): not a known difference
         if key in SPEC_DERIVED and run_spec != base_spec and key not in explicit:
             item["note"] = SPEC_DERIVED[key]
         diffs.append(item)
