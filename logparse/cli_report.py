@@ -13,7 +13,13 @@ import click
 
 from logparse.cli import EXIT_INPUT, fail, resolve_inputs
 
-FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
+FORMATS = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+}
 
 
 def _one(path: str, what: str) -> str:
@@ -28,7 +34,9 @@ def _format(output: str, fmt: str | None) -> str:
         return fmt
     suffix = Path(output).suffix.lower()
     if output == "-" or suffix not in FORMATS:
-        fail(f"cannot tell the report format from '{output}': use an .html, .md or .json name, or --format")
+        fail(
+            f"cannot tell the report format from '{output}': use an .html, .md or .json name, or --format"
+        )
     return FORMATS[suffix]
 
 
@@ -63,23 +71,61 @@ def _write_markdown(out: Path, data: dict, series: dict) -> None:  # type: ignor
 
 @click.command("report")
 @click.argument("path")
-@click.option("--baseline", metavar="BASE", default=None,
-              help="A baseline log (e.g. the same server without speculative decoding): speedup at matched "
-                   "concurrency, break-even acceptance, and the settings that differ.")
-@click.option("-o", "--output", required=True, metavar="FILE",
-              help="report.html (one self-contained file), report.md (plus report-plots/*.svg) or report.json; "
-                   "'-' writes HTML or JSON to stdout (with --format).")
-@click.option("--format", "fmt", type=click.Choice(["html", "markdown", "json"]), default=None,
-              help="Default: from the output file's extension.")
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
-@click.option("--timestamp", is_flag=True,
-              help="Print when the report was made (without it the same log gives the same bytes).")
-@click.option("--gap-threshold", type=click.FloatRange(min=1.0), default=30.0, show_default=True, metavar="SECONDS",
-              help="Report unlogged gaps at least this long between timestamped lines of a rank.")
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes for one large plain file (byte-range split).")
-def report(path: str, baseline: str | None, output: str, fmt: str | None, no_redact: bool, timestamp: bool,
-           gap_threshold: float, jobs: int) -> None:
+@click.option(
+    "--baseline",
+    metavar="BASE",
+    default=None,
+    help="A baseline log (e.g. the same server without speculative decoding): speedup at matched "
+    "concurrency, break-even acceptance, and the settings that differ.",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="report.html (one self-contained file), report.md (plus report-plots/*.svg) or report.json; "
+    "'-' writes HTML or JSON to stdout (with --format).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown", "json"]),
+    default=None,
+    help="Default: from the output file's extension.",
+)
+@click.option(
+    "--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default)."
+)
+@click.option(
+    "--timestamp",
+    is_flag=True,
+    help="Print when the report was made (without it the same log gives the same bytes).",
+)
+@click.option(
+    "--gap-threshold",
+    type=click.FloatRange(min=1.0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Report unlogged gaps at least this long between timestamped lines of a rank.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes for one large plain file (byte-range split).",
+)
+def report(
+    path: str,
+    baseline: str | None,
+    output: str,
+    fmt: str | None,
+    no_redact: bool,
+    timestamp: bool,
+    gap_threshold: float,
+    jobs: int,
+) -> None:
     """Write a postmortem report of one log: summary, findings with evidence, startup waterfall,
     serving and speculative-decoding plots, benchmarks, configuration, log coverage.
 
@@ -97,13 +143,27 @@ def report(path: str, baseline: str | None, output: str, fmt: str | None, no_red
     analysis = analyze(log_file, jobs=jobs)
     base = analyze(base_file, jobs=jobs) if base_file else None
     generated = datetime.now(UTC).replace(microsecond=0).isoformat(sep=" ") if timestamp else None
-    rep = build_report(analysis, base, source=path, baseline_source=baseline, gap_threshold_s=gap_threshold,
-                       redact=not no_redact, generated=generated)
+    rep = build_report(
+        analysis,
+        base,
+        source=path,
+        baseline_source=baseline,
+        gap_threshold_s=gap_threshold,
+        redact=not no_redact,
+        generated=generated,
+    )
     if fmt == "json":
         from logparse._version import __version__
 
-        text = json.dumps({"logdiag_version": __version__, **rep.data}, indent=2, ensure_ascii=False,
-                          allow_nan=False) + "\n"
+        text = (
+            json.dumps(
+                {"logdiag_version": __version__, **rep.data},
+                indent=2,
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+            + "\n"
+        )
     elif fmt == "html":
         from logparse.report.html import render_html
         from logparse.report.plots import render

@@ -88,9 +88,9 @@ class StatsColumns(_Columns):
         self._base(line, ts, rank)
         get = kw.get
         for name, col in self._col_list:
-            v = get(name)
-            # array('d') converts ints and bools itself.
-            col.append(NAN if v is None else v)
+            # Callbacks set only the fields a line printed (never None); array('d') converts
+            # ints and bools itself.
+            col.append(get(name, NAN))
         extra = get("extra")
         if extra:
             for name, value in extra.items():

@@ -191,6 +191,8 @@ class _Alternative:
     kept: tuple[tuple[str, str], ...]  # (regex group name, terminal name) of the tokens passed on
     callback: Callable[[list[Any]], Any]
     name: str
+    plain: bool = False  # the callback reads token texts only: pass str, not FastToken
+    src: str = ""
 
 
 def _literal_prefix(regexp: str) -> str:
@@ -251,6 +253,16 @@ class _Dispatcher:
         cands = [(name, regexp, self._lits[name]) for name, regexp in chosen]
         self._cands[char] = cands
         return cands
+
+    def earlier(self, char: str, name: str) -> list[str]:
+        """Regexps of the candidates for `char` that lark tries before terminal `name`."""
+        cands = self._cands.get(char) or self._candidates(char)
+        out = []
+        for n, regexp, _ in cands:
+            if n == name:
+                return out
+            out.append(regexp)
+        return out
 
     def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
         """(terminal name, matched text, end) of the token lark would lex at `pos`, or None."""
@@ -337,6 +349,19 @@ def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tupl
     return "".join(parts), tuple(kept), str(rule.alias or rule.origin.name)
 
 
+# A (prefix, alternative) combination seen this many times gets its own one-regex shape.
+_SHAPE_AFTER = 16
+_MAX_SHAPES = 6
+
+
+@dataclass(slots=True)
+class _Shape:
+    regex: re.Pattern[str]
+    prefix: str | None
+    alt: _Alternative
+    hits: int = 0
+
+
 class FastPath:
     """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
 
@@ -352,8 +377,37 @@ class FastPath:
         self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
         self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
         self._alts: dict[str, list[_Alternative]] = {}
+        # Callbacks that read only the token texts get plain strings (no token object per token).
+        self._plain: frozenset[str] = frozenset(getattr(transformer, "PLAIN_TOKEN_CALLBACKS", ()))
         self.alternatives = sum(len(v) for v in data.alternatives.values())
         self._env_cache: dict[str, Any] = {}
+        self._prefix_regexp = {name: regexp for name, regexp in data.start if name in data.prefix}
+        self._shapes: list[_Shape] = []
+        self._seen: dict[tuple[str, str | None, str, int], int] = {}
+        self._parsed = 0
+
+    def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
+        """Count a (line start, prefix, message start, alternative) combination; a frequent one
+        becomes a shape: ONE regex that proves, exactly as lark's lexer would decide, that the
+        prefix and then the alternative's first terminal are the tokens lark picks (no earlier
+        candidate matches: negative lookaheads), and matches the whole alternative."""
+        key = (char0, prefix, char_msg, id(alt))
+        n = self._seen[key] = self._seen.get(key, 0) + 1
+        if n != _SHAPE_AFTER or len(self._shapes) >= _MAX_SHAPES:
+            return
+        parts = [f"(?={re.escape(char0)})"]
+        if prefix is not None:
+            earlier = self._start.earlier(char0, prefix)
+            if earlier:
+                parts.append(f"(?!{'|'.join(earlier)})")
+            parts.append(f"(?P<pfx>{self._prefix_regexp[prefix]})(?={re.escape(char_msg)})")
+            earlier = self._after_prefix.earlier(char_msg, first)
+        else:
+            earlier = self._start.earlier(char0, first)
+        if earlier:
+            parts.append(f"(?!{'|'.join(earlier)})")
+        parts.append(alt.src)
+        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -364,13 +418,40 @@ class FastPath:
         alts = self._alts.get(name)
         if alts is None:
             alts = self._alts[name] = [
-                _Alternative(compile_cached(src), kept, getattr(self._transformer, cb), cb)
+                _Alternative(compile_cached(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
                 for src, kept, cb in self.data.alternatives.get(name, ())
             ]
         return alts
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
+        for shape in self._shapes:
+            m = shape.regex.fullmatch(text)
+            if m is not None:
+                return self._from_shape(shape, m)
+        return self._parse(text)
+
+    def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
+        shape.hits += 1
+        self._parsed += 1
+        if self._parsed & 1023 == 0:
+            self._shapes.sort(key=lambda s: -s.hits)  # the most frequent shape first
+        env = None
+        if shape.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[shape.prefix]([_token(shape.prefix, value)])
+        alt = shape.alt
+        if alt.plain:
+            partial = alt.callback([m.group(g) for g, _ in alt.kept])
+        else:
+            partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _parse(self, text: str) -> Any:
         hit = self._start.match(text, 0)
         if hit is None:
             # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
@@ -378,7 +459,9 @@ class FastPath:
             return self._unparsed(None, text)
         name, value, pos = hit
         env = None
+        prefix = None
         if name in self._prefix:
+            prefix = name
             # Envelope callbacks are pure functions of the prefix text, which repeats a lot (same
             # second, same rank): cache them. A cleared cache costs only speed.
             env = self._env_cache.get(value)
@@ -399,7 +482,11 @@ class FastPath:
         for alt in alts:
             mm = alt.regex.fullmatch(text, pos)
             if mm is not None:
-                partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
+                if alt.plain:
+                    partial = alt.callback([mm.group(g) for g, _ in alt.kept])
+                else:
+                    partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
+                self._learn(text[:1], prefix, text[pos : pos + 1], name, alt)
                 return self._line([env, partial] if env is not None else [partial])
         return None
 

@@ -71,6 +71,7 @@ class TimeCache:
     def __init__(self) -> None:
         self._cache: dict[str, datetime | None] = {}
         self._epochs: dict[str | None, float] = {None: NAN}
+        self._days: dict[str, float] = {}
 
     def epoch(self, text: str | None) -> float:
         try:
@@ -80,8 +81,22 @@ class TimeCache:
         if len(self._epochs) > 100_000:
             self._epochs.clear()
             self._epochs[None] = NAN
-        value = self._epochs[text] = epoch(self.get(text))
+        value = self._epochs[text] = self._epoch(text)  # type: ignore[arg-type]
         return value
+
+    def _epoch(self, text: str) -> float:
+        # 'YYYY-MM-DD HH:MM:SS[.fff]': the day's epoch (cached) plus seconds, without a datetime.
+        if len(text) >= 19 and text[4] == "-" and text[13] == ":" and text[16] == ":":
+            day = self._days.get(text[:10])
+            if day is None:
+                day = self._days[text[:10]] = epoch(self.get(text[:10] + " 00:00:00"))
+            try:
+                secs = int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])
+                frac = float("0" + text[19:].replace(",", ".")) if len(text) > 19 else 0.0
+            except ValueError:
+                return epoch(self.get(text))
+            return day + secs + frac if day == day else NAN
+        return epoch(self.get(text))
 
     def get(self, text: str | None) -> datetime | None:
         if text is None:

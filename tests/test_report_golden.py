@@ -25,17 +25,26 @@ CASES = {
     "nextn-hybrid-launch": ("nextn-hybrid-launch.log", None),
     "eagle3-kv-pool": ("eagle3-kv-pool.log", None),
     "baseline-cuda-graph-false": ("baseline-cuda-graph-false.log", None),
-    "spec-serving-healthy-vs-baseline": ("spec-serving-healthy.log", "baseline-cuda-graph-false.log"),
+    "spec-serving-healthy-vs-baseline": (
+        "spec-serving-healthy.log",
+        "baseline-cuda-graph-false.log",
+    ),
 }
 
 
 def _build(log: str, base: str | None) -> tuple[str, str]:
     source = f"{LOGS}/{log}"
     base_source = f"{LOGS}/{base}" if base else None
-    rep = build_report(analyze(str(REPO / source)), analyze(str(REPO / base_source)) if base_source else None,
-                       source=source, baseline_source=base_source)
+    rep = build_report(
+        analyze(str(REPO / source)),
+        analyze(str(REPO / base_source)) if base_source else None,
+        source=source,
+        baseline_source=base_source,
+    )
     data = json.dumps(rep.data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    md = render_markdown(rep.data, "report-plots").replace(f"logdiag {__version__}", "logdiag VERSION")
+    md = render_markdown(rep.data, "report-plots").replace(
+        f"logdiag {__version__}", "logdiag VERSION"
+    )
     return data, md
 
 
@@ -45,11 +54,17 @@ def _check(path: Path, text: str, update: bool) -> None:
         path.write_text(text, encoding="utf-8")
         return
     if not path.exists():
-        pytest.fail(f"missing golden file {path.relative_to(REPO)}: run pytest --update-golden and review it")
+        pytest.fail(
+            f"missing golden file {path.relative_to(REPO)}: run pytest --update-golden and review it"
+        )
     want = path.read_text(encoding="utf-8")
     if text != want:
-        diff = "".join(difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden", "now", n=2))
-        pytest.fail(f"{path.relative_to(REPO)} differs (pytest --update-golden rewrites it):\n{diff[:6000]}")
+        diff = "".join(
+            difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden", "now", n=2)
+        )
+        pytest.fail(
+            f"{path.relative_to(REPO)} differs (pytest --update-golden rewrites it):\n{diff[:6000]}"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -19,8 +19,12 @@ from logparse.report.plots import PLOTS, render
 from tests.conftest import REPO
 
 LOGS = REPO / "fixtures" / "logs"
-WHOLE_RUNS = ("spec-serving-healthy.log", "nextn-hybrid-launch.log", "eagle3-kv-pool.log",
-              "baseline-cuda-graph-false.log")
+WHOLE_RUNS = (
+    "spec-serving-healthy.log",
+    "nextn-hybrid-launch.log",
+    "eagle3-kv-pool.log",
+    "baseline-cuda-graph-false.log",
+)
 
 SECRETS = {
     "sk_key": "sk-live-0123456789abcdefABCDEF",
@@ -29,19 +33,19 @@ SECRETS = {
     "url_password": "hunter2pass",
     "flag_key": "flagkey-7f3a9c",
 }
-HOSTILE = f"""$ HF_TOKEN={SECRETS['hf']} NCCL_DEBUG=INFO python3 -m sglang.launch_server --model-path org/m --api-key {SECRETS['flag_key']} --tp 2
-[2026-04-21 08:47:27] server_args=ServerArgs(model_path='org/m', api_key='{SECRETS['sk_key']}', admin_api_key=None, tp_size=2, port=30000)
+HOSTILE = f"""$ HF_TOKEN={SECRETS["hf"]} NCCL_DEBUG=INFO python3 -m sglang.launch_server --model-path org/m --api-key {SECRETS["flag_key"]} --tp 2
+[2026-04-21 08:47:27] server_args=ServerArgs(model_path='org/m', api_key='{SECRETS["sk_key"]}', admin_api_key=None, tp_size=2, port=30000)
 [2026-04-21 08:47:33 TP0] Init torch distributed begin.
 [2026-04-21 08:47:35 TP0] Init torch distributed ends. elapsed=2.04 s, mem usage=0.74 GB
 <script>alert(1)</script>
-curl -H "Authorization: Bearer {SECRETS['bearer']}" http://localhost:30000/v1/models
-[2026-04-21 08:47:36 TP0] fetching https://user:{SECRETS['url_password']}@mirror.example.com/m <img src=x onerror=alert(2)>
+curl -H "Authorization: Bearer {SECRETS["bearer"]}" http://localhost:30000/v1/models
+[2026-04-21 08:47:36 TP0] fetching https://user:{SECRETS["url_password"]}@mirror.example.com/m <img src=x onerror=alert(2)>
 [2026-04-21 08:47:36 TP0] Scheduler hit an exception: Traceback (most recent call last):
   File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2753, in run_scheduler_process
     scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
   File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 312, in __init__
     self.tp_worker = TpModelWorker(
-RuntimeError: bad <script>alert(3)</script> {SECRETS['hf']} api_key='{SECRETS['sk_key']}' </pre></table>
+RuntimeError: bad <script>alert(3)</script> {SECRETS["hf"]} api_key='{SECRETS["sk_key"]}' </pre></table>
 
 [2026-04-21 08:47:37] Received sigquit from a child process. It usually means the child failed.
 Killed
@@ -122,7 +126,11 @@ def test_structure_of_every_whole_run_report(name: str) -> None:
     sections = [a.get("id") for t, a in doc.tags if t == "section"]
     assert sections == list(SECTIONS)
     assert all(any(t == "h2" for t, _ in doc.tags) for _ in sections)
-    assert not [t for t, _ in doc.tags if t in ("script", "iframe", "object", "embed", "link", "img", "base")]
+    assert not [
+        t
+        for t, _ in doc.tags
+        if t in ("script", "iframe", "object", "embed", "link", "img", "base")
+    ]
     assert external_refs(doc) == []
     assert len(doc.ids) == len(set(doc.ids)), "duplicate element ids (plots must prefix theirs)"
     assert html.startswith("<!DOCTYPE html>")
@@ -133,10 +141,20 @@ def test_healthy_run_has_every_plot_and_section_content(healthy: str) -> None:
     figures = [a["id"] for t, a in doc.tags if t == "figure"]
     assert figures == [f"plot-{p.name}" for p in PLOTS]  # all eight, in order, with the baseline
     text = " ".join(doc.text)
-    for needle in ("meta-llama/Llama-3.3-70B-Instruct", "serving", "Time to ready", "Phases by rank",
-                   "By concurrency", "accept length", "Compared with the baseline", "Speedup at matched concurrency",
-                   "Serving Benchmark Result".split()[0], "Server arguments", "lines recognized",
-                   "max-running-requests-capped"):
+    for needle in (
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "serving",
+        "Time to ready",
+        "Phases by rank",
+        "By concurrency",
+        "accept length",
+        "Compared with the baseline",
+        "Speedup at matched concurrency",
+        "Backend",
+        "Server arguments",
+        "lines recognized",
+        "max-running-requests-capped",
+    ):
         assert needle in text, needle
 
 
@@ -156,7 +174,9 @@ def test_inline_svg_is_valid_and_self_contained(healthy: str) -> None:
 
 def test_no_script_no_external_url_csp_and_print_css(healthy: str) -> None:
     assert "<script" not in healthy.lower()
-    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:|//|data:|javascript:)""", healthy, re.I)
+    assert not re.search(
+        r"""(?:src|href)\s*=\s*["']?\s*(?:https?:|//|data:|javascript:)""", healthy, re.IGNORECASE
+    )
     assert "@import" not in healthy and "url(http" not in healthy and "@font-face" not in healthy
     assert "Content-Security-Policy" in healthy and "default-src 'none'" in healthy
     assert "@media print" in healthy
@@ -199,3 +219,34 @@ def test_figures_are_closed(healthy: str) -> None:
 def test_svg_bytes_are_deterministic() -> None:
     rep = build_report(analyze(str(LOGS / "spec-serving-healthy.log")))
     assert render(rep.data, rep.series) == render(rep.data, rep.series)
+
+
+def _corpus() -> list[Path]:
+    from tests.conftest import corpus_logs
+
+    return corpus_logs()
+
+
+@pytest.mark.parametrize("path", _corpus(), ids=lambda p: p.name)
+def test_every_corpus_log_reports(path: Path) -> None:
+    """Excerpts of every shape (no timestamps, time-only stamps, cut tracebacks, wrappers) report
+    without error, with every section and only valid SVG."""
+    from logparse.report.markdown import render_markdown
+
+    rep = build_report(analyze(str(path)), source=path.name)
+    svgs = render(rep.data, rep.series)
+    html = render_html(rep.data, svgs)
+    doc = parse(html)
+    assert [a.get("id") for t, a in doc.tags if t == "section"] == list(SECTIONS)
+    assert external_refs(doc) == [] and "<script" not in html.lower()
+    for svg in svgs.values():
+        ET.fromstring(svg)
+    md = render_markdown(rep.data, "plots")
+    assert md.count("\n## ") == len(SECTIONS)
+
+
+def test_templates_ship_with_the_package() -> None:
+    from logparse.resources import reports_dir
+
+    names = {p.name for p in reports_dir().iterdir()}
+    assert {"report.html.j2", "report.md.j2", "report.css"} <= names

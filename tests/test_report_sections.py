@@ -16,29 +16,58 @@ from tests.conftest import CORPUS, REPO
 
 LOGS = REPO / "fixtures" / "logs"
 
-SPEC_ARGS = ("speculative_algorithm='EAGLE3', speculative_draft_model_path='d/eagle', speculative_num_steps=3, "
-             "speculative_eagle_topk=1, speculative_num_draft_tokens=4, ")
+SPEC_ARGS = (
+    "speculative_algorithm='EAGLE3', speculative_draft_model_path='d/eagle', speculative_num_steps=3, "
+    "speculative_eagle_topk=1, speculative_num_draft_tokens=4, "
+)
 
 
-def decode_line(ts: str, rank: str, running: int, gen: float, *, accept: float | None = None,
-                graph: bool = True, queue: int = 0, usage: float = 0.05) -> str:
-    spec = f"accept len: {accept:.2f}, accept rate: {accept / 4:.2f}, " if accept is not None else ""
-    return (f"[{ts} {rank}] Decode batch, #running-req: {running}, #token: {running * 1000}, "
-            f"token usage: {usage:.2f}, {spec}cuda graph: {graph}, gen throughput (token/s): {gen:.2f}, "
-            f"#queue-req: {queue}")
+def decode_line(
+    ts: str,
+    rank: str,
+    running: int,
+    gen: float,
+    *,
+    accept: float | None = None,
+    graph: bool = True,
+    queue: int = 0,
+    usage: float = 0.05,
+) -> str:
+    spec = (
+        f"accept len: {accept:.2f}, accept rate: {accept / 4:.2f}, " if accept is not None else ""
+    )
+    return (
+        f"[{ts} {rank}] Decode batch, #running-req: {running}, #token: {running * 1000}, "
+        f"token usage: {usage:.2f}, {spec}cuda graph: {graph}, gen throughput (token/s): {gen:.2f}, "
+        f"#queue-req: {queue}"
+    )
 
 
-def write_serving_log(path: Path, *, spec: bool, throughput: dict[int, float], accept: float = 3.0,
-                      env: str = "", tp: int = 2, ranks: tuple[str, ...] = ("TP0",), extra_args: str = "",
-                      lines_per_level: int = 4, dp_attention: bool = False) -> Path:
+def write_serving_log(
+    path: Path,
+    *,
+    spec: bool,
+    throughput: dict[int, float],
+    accept: float = 3.0,
+    env: str = "",
+    tp: int = 2,
+    ranks: tuple[str, ...] = ("TP0",),
+    extra_args: str = "",
+    lines_per_level: int = 4,
+    dp_attention: bool = False,
+) -> Path:
     """A small server log: launch command, server_args, then decode stats lines at the given
     #running-req levels with the given gen throughput (one line per rank per step)."""
-    args = (f"model_path='org/model', tp_size={tp}, attention_backend='fa3', mem_fraction_static=0.85, "
-            f"{SPEC_ARGS if spec else ''}enable_dp_attention={dp_attention}, random_seed={7 if spec else 8}, "
-            f"{extra_args}port=30000")
+    args = (
+        f"model_path='org/model', tp_size={tp}, attention_backend='fa3', mem_fraction_static=0.85, "
+        f"{SPEC_ARGS if spec else ''}enable_dp_attention={dp_attention}, random_seed={7 if spec else 8}, "
+        f"{extra_args}port=30000"
+    )
     flags = "--speculative-algorithm EAGLE3 " if spec else ""
-    out = [f"$ {env + ' ' if env else ''}python3 -m sglang.launch_server --model-path org/model --tp {tp} {flags}",
-           f"[2026-05-01 10:00:00] server_args=ServerArgs({args})"]
+    out = [
+        f"$ {env + ' ' if env else ''}python3 -m sglang.launch_server --model-path org/model --tp {tp} {flags}",
+        f"[2026-05-01 10:00:00] server_args=ServerArgs({args})",
+    ]
     sec = 0
     for running, gen in throughput.items():
         for _ in range(lines_per_level):
@@ -46,7 +75,9 @@ def write_serving_log(path: Path, *, spec: bool, throughput: dict[int, float], a
             ts = f"2026-05-01 10:{sec // 60:02d}:{sec % 60:02d}"
             for i, rank in enumerate(ranks):
                 # DP ranks accept differently: rank i gets accept + 0.5 * i.
-                out.append(decode_line(ts, rank, running, gen, accept=(accept + 0.5 * i) if spec else None))
+                out.append(
+                    decode_line(ts, rank, running, gen, accept=(accept + 0.5 * i) if spec else None)
+                )
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return path
 
@@ -59,11 +90,21 @@ def report_of(path: Path | str, baseline: Path | str | None = None, **kw: Any) -
 # --------------------------------------------------------------------------- buckets
 
 
-@pytest.mark.parametrize(("running", "bucket", "label"), [
-    (1, (1, 1), "1"), (2, (2, 2), "2"), (3, (3, 4), "3–4"), (4, (3, 4), "3–4"), (5, (5, 8), "5–8"),
-    (8, (5, 8), "5–8"), (9, (9, 16), "9–16"), (48, (33, 64), "33–64"), (256, (129, 256), "129–256"),
-    (0, (0, 0), "0"),
-])
+@pytest.mark.parametrize(
+    ("running", "bucket", "label"),
+    [
+        (1, (1, 1), "1"),
+        (2, (2, 2), "2"),
+        (3, (3, 4), "3–4"),
+        (4, (3, 4), "3–4"),
+        (5, (5, 8), "5–8"),
+        (8, (5, 8), "5–8"),
+        (9, (9, 16), "9–16"),
+        (48, (33, 64), "33–64"),
+        (256, (129, 256), "129–256"),
+        (0, (0, 0), "0"),
+    ],
+)
 def test_concurrency_buckets(running: int, bucket: tuple[int, int], label: str) -> None:
     assert bucket_of(running) == bucket
     assert bucket_label(*bucket) == label
@@ -99,7 +140,11 @@ def test_progress_bars_give_capture_and_load_rates() -> None:
     assert loads[0]["done"] == loads[0]["total"] == 30
     assert loads[0]["rate_per_s"] == round(30 / loads[0]["elapsed_s"], 3)
     assert loads[0]["phase"] == "weight-load"
-    assert [c["phase"] for c in captures] == ["capture-target", "capture-draft", "capture-draft-extend"]
+    assert [c["phase"] for c in captures] == [
+        "capture-target",
+        "capture-draft",
+        "capture-draft-extend",
+    ]
     assert all(c["complete"] and c["unit"] == "batch sizes" for c in captures)
 
 
@@ -112,23 +157,34 @@ def test_unlogged_gaps_respect_the_threshold(tmp_path: Path) -> None:
         "[2026-05-01 10:02:02 TP0] Load weight end. elapsed=120.00 s, type=LlamaForCausalLM, avail mem=40.00 GB, "
         "mem usage=38.00 GB.\n"
         "[2026-05-01 10:02:47 TP0] KV Cache is allocated. #tokens: 1000, K size: 1.00 GB, V size: 1.00 GB\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     gaps = report_of(log)["timing"]["gaps"]
     assert [(g["from_line"], g["to_line"], g["gap_s"], g["during"]) for g in gaps["items"]] == [
-        (3, 4, 120.0, "weight-load"), (4, 5, 45.0, "startup, between phases")]
+        (3, 4, 120.0, "weight-load"),
+        (4, 5, 45.0, "startup, between phases"),
+    ]
     assert report_of(log, gap_threshold_s=60.0)["timing"]["gaps"]["count"] == 1
 
 
 def test_slowest_rank_names_the_phase_that_lagged(tmp_path: Path) -> None:
     lines = []
     for rank, load in (("TP0", 30.0), ("TP1", 31.0), ("TP2", 95.0), ("TP3", 30.5)):
-        lines += [f"[2026-05-01 10:00:00 {rank}] Load weight begin. avail mem=78.00 GB",
-                  f"[2026-05-01 10:{int(load) // 60:02d}:{int(load) % 60:02d} {rank}] Load weight end. "
-                  f"elapsed={load:.2f} s, type=X, avail mem=40.00 GB, mem usage=38.00 GB.",
-                  f"[2026-05-01 10:{int(load) // 60:02d}:{int(load) % 60:02d} {rank}] Capture cuda graph begin. "
-                  "This can take up to several minutes. avail mem=14.28 GB",
-                  f"[2026-05-01 10:{int(load + 5) // 60:02d}:{int(load + 5) % 60:02d} {rank}] Capture cuda graph "
-                  "end. Time elapsed: 5.00 s. mem usage=0.97 GB. avail mem=13.31 GB."]
+        lines += [
+            f"[2026-05-01 10:00:00 {rank}] Load weight begin. avail mem=78.00 GB",
+            (
+                f"[2026-05-01 10:{int(load) // 60:02d}:{int(load) % 60:02d} {rank}] Load weight end. "
+                f"elapsed={load:.2f} s, type=X, avail mem=40.00 GB, mem usage=38.00 GB."
+            ),
+            (
+                f"[2026-05-01 10:{int(load) // 60:02d}:{int(load) % 60:02d} {rank}] Capture cuda graph begin. "
+                "This can take up to several minutes. avail mem=14.28 GB"
+            ),
+            (
+                f"[2026-05-01 10:{int(load + 5) // 60:02d}:{int(load + 5) % 60:02d} {rank}] Capture cuda graph "
+                "end. Time elapsed: 5.00 s. mem usage=0.97 GB. avail mem=13.31 GB."
+            ),
+        ]
     log = tmp_path / "slow.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     slow = report_of(log)["timing"]["slowest_rank"]
@@ -180,7 +236,9 @@ def test_serving_by_concurrency_and_cuda_graph_use() -> None:
 
 
 def test_serving_medians_per_level(tmp_path: Path) -> None:
-    log = write_serving_log(tmp_path / "s.log", spec=False, throughput={1: 100.0, 8: 640.0, 32: 1600.0})
+    log = write_serving_log(
+        tmp_path / "s.log", spec=False, throughput={1: 100.0, 8: 640.0, 32: 1600.0}
+    )
     s = report_of(log)["serving"]
     rows = {r["running"]: r for r in s["by_concurrency"]}
     assert list(rows) == ["1", "5–8", "17–32"]
@@ -192,12 +250,20 @@ def test_serving_medians_per_level(tmp_path: Path) -> None:
 
 def test_retractions_are_counted_at_their_concurrency(tmp_path: Path) -> None:
     log = tmp_path / "r.log"
-    log.write_text("\n".join([
-        decode_line("2026-05-01 10:00:00", "TP0", 100, 2000.0, usage=0.97),
-        "[2026-05-01 10:00:01 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 3, "
-        "#new_token_ratio: 0.5000 -> 0.7000",
-        decode_line("2026-05-01 10:00:02", "TP0", 97, 1900.0, usage=0.95),
-    ]) + "\n", encoding="utf-8")
+    log.write_text(
+        "\n".join(
+            [
+                decode_line("2026-05-01 10:00:00", "TP0", 100, 2000.0, usage=0.97),
+                (
+                    "[2026-05-01 10:00:01 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 3, "
+                    "#new_token_ratio: 0.5000 -> 0.7000"
+                ),
+                decode_line("2026-05-01 10:00:02", "TP0", 97, 1900.0, usage=0.95),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     s = report_of(log)["serving"]
     assert s["retractions"]["count"] == 1
     assert s["retractions"]["lines"] == [2]
@@ -212,7 +278,13 @@ def test_speculative_acceptance_on_the_healthy_run() -> None:
     assert sp["config"]["algorithm"] == "EAGLE3"
     assert sp["config"]["num_draft_tokens"] == 4
     assert sp["decode_lines_with_accept"] == 117
-    assert 1.0 < sp["accept_len"]["min"] <= sp["accept_len"]["median"] <= sp["accept_len"]["max"] <= 4.0
+    assert (
+        1.0
+        < sp["accept_len"]["min"]
+        <= sp["accept_len"]["median"]
+        <= sp["accept_len"]["max"]
+        <= 4.0
+    )
     # The fixture prints accept rate = accept len / num_draft_tokens (2.85 → 0.71).
     assert sp["rate_definition"] == "accept_len / num_draft_tokens"
     tv = sp["tokens_per_verify_step"]
@@ -228,13 +300,21 @@ def test_rate_definition_of_older_releases() -> None:
     from logparse.report.serving import DECODE, columns
     from logparse.report.speculative import rate_definition
 
-    assert rate_definition(columns(log.log.decode, DECODE), {"num_steps": 3, "num_draft_tokens": 4}) == \
-        "(accept_len - 1) / num_steps"
+    assert (
+        rate_definition(columns(log.log.decode, DECODE), {"num_steps": 3, "num_draft_tokens": 4})
+        == "(accept_len - 1) / num_steps"
+    )
 
 
 def test_dp_attention_acceptance_per_rank(tmp_path: Path) -> None:
-    log = write_serving_log(tmp_path / "dp.log", spec=True, throughput={4: 300.0, 8: 500.0}, accept=2.5,
-                            ranks=("DP0 TP0", "DP1 TP1"), dp_attention=True)
+    log = write_serving_log(
+        tmp_path / "dp.log",
+        spec=True,
+        throughput={4: 300.0, 8: 500.0},
+        accept=2.5,
+        ranks=("DP0 TP0", "DP1 TP1"),
+        dp_attention=True,
+    )
     data = report_of(log)
     assert data["serving"]["dp_attention"] is True
     per = {r["rank"]: r for r in data["speculative"]["per_rank"]}
@@ -273,15 +353,28 @@ def test_speedup_and_break_even_at_matched_concurrency(tmp_path: Path) -> None:
     # Same settings besides speculation (and the random seed): no warning.
     assert b["differences"] == []
     assert b["warning"] is None
-    assert {d["setting"] for d in b["speculative_differences"]} >= {"speculative_algorithm",
-                                                                    "speculative_num_draft_tokens"}
+    assert {d["setting"] for d in b["speculative_differences"]} >= {
+        "speculative_algorithm",
+        "speculative_num_draft_tokens",
+    }
 
 
 def test_baseline_warning_names_the_settings_that_differ(tmp_path: Path) -> None:
-    run = write_serving_log(tmp_path / "run.log", spec=True, throughput={8: 800.0}, env="NCCL_ALGO=Ring", tp=4,
-                            extra_args="cuda_graph_max_bs=48, ")
-    base = write_serving_log(tmp_path / "base.log", spec=False, throughput={8: 640.0}, tp=2,
-                             extra_args="cuda_graph_max_bs=160, ")
+    run = write_serving_log(
+        tmp_path / "run.log",
+        spec=True,
+        throughput={8: 800.0},
+        env="NCCL_ALGO=Ring",
+        tp=4,
+        extra_args="cuda_graph_max_bs=48, ",
+    )
+    base = write_serving_log(
+        tmp_path / "base.log",
+        spec=False,
+        throughput={8: 640.0},
+        tp=2,
+        extra_args="cuda_graph_max_bs=160, ",
+    )
     b = report_of(run, base)["baseline"]
     diffs = {d["setting"]: d for d in b["differences"]}
     assert set(diffs) == {"tp_size", "env:NCCL_ALGO", "cuda_graph_max_bs"}
@@ -303,7 +396,9 @@ def test_baseline_without_common_levels_says_so(tmp_path: Path) -> None:
 
 
 def test_fixture_pair_differs_in_model_and_tp() -> None:
-    b = report_of(LOGS / "spec-serving-healthy.log", LOGS / "baseline-cuda-graph-false.log")["baseline"]
+    b = report_of(LOGS / "spec-serving-healthy.log", LOGS / "baseline-cuda-graph-false.log")[
+        "baseline"
+    ]
     settings = {d["setting"] for d in b["differences"]}
     assert {"model_path", "tp_size"} <= settings
     assert "model_path" in b["warning"]
@@ -315,8 +410,15 @@ def test_fixture_pair_differs_in_model_and_tp() -> None:
 def test_benchmark_runs_side_by_side(tmp_path: Path) -> None:
     block = (CORPUS / "dev-051.log").read_text(encoding="utf-8")
     log = tmp_path / "two.log"
-    log.write_text(block + "\n" + block.replace("Max request concurrency:                 8",
-                                                "Max request concurrency:                 16"), encoding="utf-8")
+    log.write_text(
+        block
+        + "\n"
+        + block.replace(
+            "Max request concurrency:                 8",
+            "Max request concurrency:                 16",
+        ),
+        encoding="utf-8",
+    )
     bench = report_of(log)["benchmarks"]["serving"]
     assert len(bench["runs"]) == 2
     rows = {r["field"]: r["values"] for r in bench["rows"]}

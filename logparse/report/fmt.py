@@ -9,6 +9,7 @@ so that a log line cannot become a tag, a link or a table cell boundary.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -24,9 +25,13 @@ def num(value: Any, digits: int | None = None) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value) or math.isinf(value):
             return DASH
-        nd = digits if digits is not None else (3 if abs(value) < 10 else 2 if abs(value) < 100_000 else 0)
+        nd = (
+            digits
+            if digits is not None
+            else (3 if abs(value) < 10 else 2 if abs(value) < 100_000 else 0)
+        )
         text = f"{value:,.{nd}f}"
         if "." in text:
             text = text.rstrip("0").rstrip(".")
@@ -112,7 +117,11 @@ def code(text: Any) -> str:
         return ""
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ")) else ""
+    pad = (
+        " "
+        if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" "))
+        else ""
+    )
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
@@ -120,7 +129,9 @@ def cell(text: Any) -> str:
     """A plain table cell for Markdown: escaped, on one line."""
     if text is None:
         return DASH
-    return _MD_SPECIAL.sub(r"\\\1", val(text) if not isinstance(text, str) else text).replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", val(text) if not isinstance(text, str) else text).replace(
+        "\n", " "
+    )
 
 
 def fence(lines: list[str]) -> str:
@@ -131,5 +142,14 @@ def fence(lines: list[str]) -> str:
     return f"{f}text\n{body}\n{f}"
 
 
-FILTERS = {"auto": auto, "num": num, "dur": dur, "pct": pct, "val": val, "stat": stat_text, "md": md, "code": code,
-           "cell": cell}
+FILTERS = {
+    "auto": auto,
+    "num": num,
+    "dur": dur,
+    "pct": pct,
+    "val": val,
+    "stat": stat_text,
+    "md": md,
+    "code": code,
+    "cell": cell,
+}

@@ -50,7 +50,9 @@ def environment() -> Environment:
 def phase_names(data: dict[str, Any]) -> list[str]:
     from logparse.report.timing import PHASE_ORDER
 
-    names = {p["phase"] for r in data["timing"]["ranks"] for p in r["phases"] if p["phase"] != "ready"}
+    names = {
+        p["phase"] for r in data["timing"]["ranks"] for p in r["phases"] if p["phase"] != "ready"
+    }
     return sorted(names, key=lambda p: (PHASE_ORDER.get(p, 99), p))
 
 
@@ -60,7 +62,7 @@ def outcome_class(outcome: str | None) -> str:
     return "ok" if outcome in OK_OUTCOMES else "bad"
 
 
-def context(data: dict[str, Any], svgs: dict[str, str]) -> dict[str, Any]:
+def context(data: dict[str, Any]) -> dict[str, Any]:
     from logparse._version import __version__
     from logparse.report.model import SECTION_TITLES, SECTIONS
 
@@ -83,7 +85,7 @@ def render_html(data: dict[str, Any], svgs: dict[str, str]) -> str:
 
     env = environment()
     css = (reports_dir() / "report.css").read_text(encoding="utf-8")
-    ctx = context(data, svgs)
+    ctx = context(data)
     ctx["css"] = Markup(css)
     ctx["svgs"] = {name: Markup(svg) for name, svg in svgs.items()}
     return env.get_template("report.html.j2").render(ctx)

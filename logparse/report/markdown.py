@@ -59,9 +59,12 @@ def render_markdown(data: dict[str, Any], plot_dir: str | None) -> str:
     """The Markdown report; plots are linked as `<plot_dir>/<name>.svg` (none when plot_dir is None)."""
     from logparse.report.html import context
 
-    ctx = context(data, {})
-    ctx["plot_files"] = {} if plot_dir is None else {p["name"]: f"{plot_dir}/{p['name']}.svg"
-                                                     for p in data.get("plots", [])}
+    ctx = context(data)
+    ctx["plot_files"] = (
+        {}
+        if plot_dir is None
+        else {p["name"]: f"{plot_dir}/{p['name']}.svg" for p in data.get("plots", [])}
+    )
     text = environment().get_template("report.md.j2").render(ctx)
     text = _TRAILING.sub("\n", text)
     text = _BLANKS.sub("\n\n", text)

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
     from logparse.engine import Analysis
 
 REPORT_SCHEMA = 1
-SECTIONS = ("summary", "findings", "startup", "serving", "speculative", "benchmarks", "configuration", "coverage")
+SECTIONS = (
+    "summary",
+    "findings",
+    "startup",
+    "serving",
+    "speculative",
+    "benchmarks",
+    "configuration",
+    "coverage",
+)
 SECTION_TITLES = {
     "summary": "Summary",
     "findings": "Findings",
@@ -45,12 +54,34 @@ OUTCOME_TEXT = {
     "incomplete": "startup did not finish within the log",
     None: "the log does not tell",
 }
-KEY_FLAGS = ("quantization", "dtype", "kv_cache_dtype", "attention_backend", "prefill_attention_backend",
-             "decode_attention_backend", "moe_runner_backend", "moe_a2a_backend", "mem_fraction_static",
-             "max_running_requests", "cuda_graph_max_bs", "chunked_prefill_size", "context_length",
-             "disable_cuda_graph", "enable_dp_attention", "mamba_scheduler_strategy")
-ONE_BATCH_ROWS = ("phase", "batch_size", "prefill_latency_s", "prefill_throughput", "decode_median_latency_s",
-                  "decode_median_throughput", "total_latency_s", "total_throughput")
+KEY_FLAGS = (
+    "quantization",
+    "dtype",
+    "kv_cache_dtype",
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "moe_runner_backend",
+    "moe_a2a_backend",
+    "mem_fraction_static",
+    "max_running_requests",
+    "cuda_graph_max_bs",
+    "chunked_prefill_size",
+    "context_length",
+    "disable_cuda_graph",
+    "enable_dp_attention",
+    "mamba_scheduler_strategy",
+)
+ONE_BATCH_ROWS = (
+    "phase",
+    "batch_size",
+    "prefill_latency_s",
+    "prefill_throughput",
+    "decode_median_latency_s",
+    "decode_median_throughput",
+    "total_latency_s",
+    "total_throughput",
+)
 MAX_EVIDENCE_CHARS = 1000
 
 
@@ -65,8 +96,14 @@ class Report:
 # --------------------------------------------------------------------------- sections
 
 
-def _summary(analysis: Analysis, entry: dict[str, Any], timing: dict[str, Any], serving: dict[str, Any],
-             spec: dict[str, Any] | None, source: str) -> dict[str, Any]:
+def _summary(
+    analysis: Analysis,
+    entry: dict[str, Any],
+    timing: dict[str, Any],
+    serving: dict[str, Any],
+    spec: dict[str, Any] | None,
+    source: str,
+) -> dict[str, Any]:
     views = analysis.views
     cfg = entry["config"]
     facts = entry["facts"]
@@ -106,7 +143,9 @@ def _summary(analysis: Analysis, entry: dict[str, Any], timing: dict[str, Any], 
         "key_flags": flags,
         "outcome": analysis.outcome,
         "outcome_text": OUTCOME_TEXT.get(analysis.outcome, analysis.outcome),
-        "root_cause": None if root is None else {k: root[k] for k in ("code", "name", "severity", "message", "remedy")}
+        "root_cause": None
+        if root is None
+        else {k: root[k] for k in ("code", "name", "severity", "message", "remedy")}
         | {"first_line": root["evidence"][0]["line"] if root["evidence"] else None},
         "time_to_ready_s": timing.get("time_to_ready_s"),
         "ready_line": timing.get("ready_line"),
@@ -129,7 +168,9 @@ def _findings(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
     items = []
     for f in entry["findings"]:
         f = _cut_evidence(dict(f))
-        f["is_root"] = root is not None and f["code"] == root["code"] and f["evidence"] == root["evidence"]
+        f["is_root"] = (
+            root is not None and f["code"] == root["code"] and f["evidence"] == root["evidence"]
+        )
         items.append(f)
     return {"items": items, "errors": entry["errors"], "rule_errors": list(analysis.rule_errors)}
 
@@ -156,35 +197,56 @@ def _benchmarks(analysis: Analysis) -> dict[str, Any]:
             continue
         cmd = next((c for c in reversed(commands) if prev <= c.line < e.line), None)
         prev = e.line
-        item = {"line": e.line, "end_line": e.end_line, "command": cmd.text if cmd else None,
-                "command_line": cmd.line if cmd else None}
+        item = {
+            "line": e.line,
+            "end_line": e.end_line,
+            "command": cmd.text if cmd else None,
+            "command_line": cmd.line if cmd else None,
+        }
         if isinstance(e, BenchServingResult):
-            serving_runs.append(item | {"title": e.title, "complete": e.complete, "fields": dict(e.fields)})
+            serving_runs.append(
+                item | {"title": e.title, "complete": e.complete, "fields": dict(e.fields)}
+            )
         else:
             fields = {k: v for k, v in e.fields.items() if k != "decode_steps"}
-            one_runs.append(item | {"fields": fields, "decode_steps": len(e.fields.get("decode_steps") or [])})
+            one_runs.append(
+                item | {"fields": fields, "decode_steps": len(e.fields.get("decode_steps") or [])}
+            )
     order: list[str] = []
     for name, _parse in SERVING_FIELDS.values():
         if name not in order:
             order.append(name)
     present = {k for r in serving_runs for k in r["fields"]}
     names = [n for n in order if n in present] + sorted(present - set(order))
-    serving_rows = [{"field": n, "label": _label(n), "values": [r["fields"].get(n) for r in serving_runs]}
-                    for n in names]
+    serving_rows = [
+        {"field": n, "label": _label(n), "values": [r["fields"].get(n) for r in serving_runs]}
+        for n in names
+    ]
     one_present = {k for r in one_runs for k in r["fields"]}
-    one_rows = [{"field": n, "label": n.replace("_", " "), "values": [r["fields"].get(n) for r in one_runs]}
-                for n in ONE_BATCH_ROWS if n in one_present]
+    one_rows = [
+        {"field": n, "label": n.replace("_", " "), "values": [r["fields"].get(n) for r in one_runs]}
+        for n in ONE_BATCH_ROWS
+        if n in one_present
+    ]
     for i, r in enumerate(serving_runs, 1):
         r["index"] = i
     for i, r in enumerate(one_runs, 1):
         r["index"] = i
-    return {"serving": {"runs": serving_runs, "rows": serving_rows},
-            "one_batch": {"runs": one_runs, "rows": one_rows}}
+    return {
+        "serving": {"runs": serving_runs, "rows": serving_rows},
+        "one_batch": {"runs": one_runs, "rows": one_rows},
+    }
 
 
 def _shown(value: Any) -> bool:
     """Server args worth showing: not None / False / empty."""
-    return not (value is None or value is False or value in ("", "{}", "[]", "None") or value == [] or value == {})
+    return not (
+        value is None
+        or value is False
+        or value in ("", "{}", "[]", "None")
+        or value == []
+        or value == {}
+    )
 
 
 def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
@@ -192,8 +254,15 @@ def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
     args = views.server_args
     commands = []
     for e in analysis.log.of(LaunchCommand):
-        commands.append({"line": e.line, "program": e.program, "env": dict(e.env), "flags": dict(e.flags),
-                         "text": e.text})
+        commands.append(
+            {
+                "line": e.line,
+                "program": e.program,
+                "env": dict(e.env),
+                "flags": dict(e.flags),
+                "text": e.text,
+            }
+        )
     return {
         "server_args": {k: v for k, v in args.items() if _shown(v)},
         "server_args_total": len(args),
@@ -208,7 +277,9 @@ def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
     from logparse.coverage import template_of
 
     read = entry["read"]
-    flags = {k: v for k, v in read.items() if k not in ("path",) and v not in (0, False, None, [], "")}
+    flags = {
+        k: v for k, v in read.items() if k not in ("path",) and v not in (0, False, None, [], "")
+    }
     cov = dict(entry["coverage"])
     texts = analysis.log.texts
     top = []
@@ -225,9 +296,16 @@ def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
 # --------------------------------------------------------------------------- build
 
 
-def build_report(analysis: Analysis, baseline: Analysis | None = None, *, source: str | None = None,
-                 baseline_source: str | None = None, gap_threshold_s: float = DEFAULT_GAP_S,
-                 redact: bool = True, generated: str | None = None) -> Report:
+def build_report(
+    analysis: Analysis,
+    baseline: Analysis | None = None,
+    *,
+    source: str | None = None,
+    baseline_source: str | None = None,
+    gap_threshold_s: float = DEFAULT_GAP_S,
+    redact: bool = True,
+    generated: str | None = None,
+) -> Report:
     """The report of one analysis (and a baseline to compare with). `source` is the name shown for
     the log (default: its path); `generated` a timestamp to print (default: none, deterministic)."""
     source = source or analysis.log.path
@@ -255,8 +333,9 @@ def build_report(analysis: Analysis, baseline: Analysis | None = None, *, source
     if baseline is not None:
         base_source = baseline_source or baseline.log.path
         data["baseline_source"] = base_source
-        base_data, base_series = baseline_section(analysis, baseline, base_source, spec, benchmarks,
-                                                  _benchmarks(baseline))
+        base_data, base_series = baseline_section(
+            analysis, baseline, base_source, spec, benchmarks, _benchmarks(baseline)
+        )
         data["baseline"] = base_data
         series["baseline"] = base_series
     from logparse.report.plots import plan

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 WIDTH_IN = 9.0
 MAX_POINTS = 1500  # points per plotted series; longer series are averaged into this many bins
 MAX_LEGEND_RANKS = 8
-RC = {
+RC: dict[str, Any] = {
     "svg.hashsalt": "logdiag-report",
     "svg.fonttype": "path",
     "svg.image_inline": True,
@@ -118,7 +118,7 @@ def _rank_sort(tag: str) -> Any:
 
 
 def _legend(ax: Axes, **kw: Any) -> None:
-    handles, labels = ax.get_legend_handles_labels()
+    handles, _labels = ax.get_legend_handles_labels()
     if handles:
         ax.legend(loc=kw.pop("loc", "upper right"), frameon=False, **kw)
 
@@ -127,8 +127,11 @@ def _legend(ax: Axes, **kw: Any) -> None:
 
 
 def _waterfall_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in data["timing"]["ranks"] if any(p["start_s"] is not None and p["end_s"] is not None
-                                                     for p in r["phases"])]
+    return [
+        r
+        for r in data["timing"]["ranks"]
+        if any(p["start_s"] is not None and p["end_s"] is not None for p in r["phases"])
+    ]
 
 
 def _has_waterfall(data: dict[str, Any], series: dict[str, Any]) -> bool:
@@ -154,17 +157,33 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
                 continue
             color = PHASE_COLORS.get(p["phase"], "#7f7f7f")
             width = max(p["end_s"] - p["start_s"], 0.0)
-            ax.barh(y, width, left=p["start_s"], height=0.6, color=color, edgecolor=color,
-                    hatch=None if p["complete"] else "//", alpha=1.0 if p["complete"] else 0.5, linewidth=0.5)
+            ax.barh(
+                y,
+                width,
+                left=p["start_s"],
+                height=0.6,
+                color=color,
+                edgecolor=color,
+                hatch=None if p["complete"] else "//",
+                alpha=1.0 if p["complete"] else 0.5,
+                linewidth=0.5,
+            )
             if p["phase"] not in seen:
                 seen.append(p["phase"])
     ax.set_yticks(range(n), [r["rank"] for r in reversed(rows)])
     ax.set_ylim(-0.7, n - 0.3)
     if timing.get("time_to_ready_s") is not None:
         ax.axvline(timing["time_to_ready_s"], color="#17becf", linestyle="--", linewidth=1.0)
-        ax.annotate(f"ready at {timing['time_to_ready_s']:g} s", (timing["time_to_ready_s"], n - 0.4),
-                    xytext=(-3, 0), textcoords="offset points", fontsize=8, color="#0e7c86", va="top",
-                    ha="right")
+        ax.annotate(
+            f"ready at {timing['time_to_ready_s']:g} s",
+            (timing["time_to_ready_s"], n - 0.4),
+            xytext=(-3, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color="#0e7c86",
+            va="top",
+            ha="right",
+        )
     start = timing.get("start")
     ax.set_xlabel(f"seconds since the launch's first timestamp ({start})" if start else "seconds")
     ends = [p["end_s"] for r in rows for p in r["phases"] if p["end_s"] is not None]
@@ -176,9 +195,16 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
     seen.sort(key=lambda p: PHASE_ORDER.get(p, 99))
     handles = [Patch(color=PHASE_COLORS.get(p, "#7f7f7f"), label=p) for p in seen]
     if any(not p["complete"] for r in rows for p in r["phases"]):
-        handles.append(Patch(facecolor="white", edgecolor="#555555", hatch="//", label="unfinished"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
-              ncol=min(6, len(handles)), frameon=False)
+        handles.append(
+            Patch(facecolor="white", edgecolor="#555555", hatch="//", label="unfinished")
+        )
+    ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
+        ncol=min(6, len(handles)),
+        frameon=False,
+    )
 
 
 # --------------------------------------------------------------------------- serving
@@ -191,7 +217,7 @@ def _serving(series: dict[str, Any]) -> dict[str, Any]:
 def _has(series: dict[str, Any], part: str, col: str) -> bool:
     np = _np()
     s = _serving(series).get(part)
-    return bool(s) and bool((~np.isnan(s[col])).any())
+    return s is not None and bool((~np.isnan(s[col])).any())
 
 
 def _has_throughput(data: dict[str, Any], series: dict[str, Any]) -> bool:
@@ -212,12 +238,25 @@ def _draw_throughput(fig: Figure, data: dict[str, Any], series: dict[str, Any]) 
         groups = _by_rank(d["rank"])
         for name, m in groups:
             x, y = _reduce(d["x"][m], d["gen_throughput"][m])
-            ax.plot(x, y, marker=".", markersize=3, label=(name or "decode") if len(groups) <= MAX_LEGEND_RANKS else None)
+            ax.plot(
+                x,
+                y,
+                marker=".",
+                markersize=3,
+                label=(name or "decode") if len(groups) <= MAX_LEGEND_RANKS else None,
+            )
         nograph = d["cuda_graph"] == 0.0
         if nograph.any():
             x, y = _reduce(d["x"][nograph], d["gen_throughput"][nograph])
-            ax.plot(x, y, linestyle="none", marker="x", markersize=4, color="#d62728",
-                    label="decode without CUDA graph")
+            ax.plot(
+                x,
+                y,
+                linestyle="none",
+                marker="x",
+                markersize=4,
+                color="#d62728",
+                label="decode without CUDA graph",
+            )
         ax.set_ylabel("decode tokens/s")
         ax.set_title("Generation (decode) throughput")
         ax.set_ylim(bottom=0)
@@ -249,13 +288,22 @@ def _merged(s: dict[str, Any], col: str) -> tuple[np.ndarray, np.ndarray]:
 def _draw_load(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
     s = _serving(series)
     ax = fig.add_subplot()
-    for col, label, color in (("running", "running requests", "#1f77b4"), ("queue", "queued requests", "#ff7f0e")):
+    for col, label, color in (
+        ("running", "running requests", "#1f77b4"),
+        ("queue", "queued requests", "#ff7f0e"),
+    ):
         x, y = _reduce(*_merged(s, col))
         if x.size:
             ax.step(x, y, where="post", label=label, color=color)
     bs = data["serving"].get("cuda_graph", {}).get("captured_max_bs")
     if bs:
-        ax.axhline(bs, color="#7f7f7f", linestyle=":", linewidth=1.0, label=f"largest CUDA-graph batch ({bs})")
+        ax.axhline(
+            bs,
+            color="#7f7f7f",
+            linestyle=":",
+            linewidth=1.0,
+            label=f"largest CUDA-graph batch ({bs})",
+        )
     ax.set_ylim(bottom=0)
     ax.set_ylabel("requests")
     ax.set_xlabel(_xlabel(s))
@@ -279,7 +327,9 @@ def _draw_usage(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> No
         ax.plot(mx, my, color="#8c564b", label="mamba usage")
         top = max(top, float(np.nanmax(my)))
     for i, t in enumerate(s.get("retractions", [])[:200]):
-        ax.axvline(t, color="#d62728", linewidth=0.8, alpha=0.6, label="retraction" if i == 0 else None)
+        ax.axvline(
+            t, color="#d62728", linewidth=0.8, alpha=0.6, label="retraction" if i == 0 else None
+        )
     ax.set_ylim(0, max(1.0, top * 1.05))
     ax.set_ylabel("fraction of the pool")
     ax.set_xlabel(_xlabel(s))
@@ -348,15 +398,45 @@ def _draw_accept_time(fig: Figure, data: dict[str, Any], series: dict[str, Any])
     spec = data.get("speculative") or {}
     draft = (spec.get("tokens_per_verify_step") or {}).get("draft_tokens_per_step")
     if draft:
-        ax.axhline(draft, color="#7f7f7f", linestyle=":", linewidth=1.0, label=f"draft tokens per step ({draft})")
+        ax.axhline(
+            draft,
+            color="#7f7f7f",
+            linestyle=":",
+            linewidth=1.0,
+            label=f"draft tokens per step ({draft})",
+        )
     even = (data.get("baseline") or {}).get("break_even_accept_len")
     if even:
-        ax.axhline(even, color="#d62728", linestyle="--", linewidth=1.0, label=f"break-even vs baseline ({even:g})")
+        ax.axhline(
+            even,
+            color="#d62728",
+            linestyle="--",
+            linewidth=1.0,
+            label=f"break-even vs baseline ({even:g})",
+        )
     ax.set_ylim(bottom=1.0 if not even or even >= 1 else 0)
     ax.set_ylabel("accept length (tokens per verify step)")
     ax.set_xlabel(_xlabel(s))
-    ax.set_title("Accept length over time (dots: stats lines; line: rolling median of 9)")
+    title = "Accept length over time (dots: stats lines; line: rolling median of 9)"
+    rate_axis = _rate_axis(spec)
+    if rate_axis is not None:
+        # The log's accept rate is a fixed function of the accept length: show its scale.
+        ax.secondary_yaxis("right", functions=rate_axis).set_ylabel("accept rate")
+        title = "Accept length and rate over time (dots: stats lines; line: rolling median of 9)"
+    ax.set_title(title)
     _legend(ax, loc="lower right")
+
+
+def _rate_axis(spec: dict[str, Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]] | None:
+    """(length → rate, rate → length) for the log's accept-rate definition, when it is known."""
+    cfg = spec.get("config") or {}
+    definition = spec.get("rate_definition")
+    draft, steps = cfg.get("num_draft_tokens"), cfg.get("num_steps")
+    if definition == "accept_len / num_draft_tokens" and draft:
+        return (lambda v: v / draft, lambda r: r * draft)
+    if definition == "(accept_len - 1) / num_steps" and steps:
+        return (lambda v: (v - 1) / steps, lambda r: r * steps + 1)
+    return None
 
 
 def _draw_accept_hist(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
@@ -364,12 +444,26 @@ def _draw_accept_hist(fig: Figure, data: dict[str, Any], series: dict[str, Any])
     h = spec["histogram"]
     ax = fig.add_subplot()
     edges, counts = h["edges"], h["counts"]
-    ax.bar(edges[:-1], counts, width=h["bin_width"], align="edge", color="#1f77b4", edgecolor="white", linewidth=0.5)
+    ax.bar(
+        edges[:-1],
+        counts,
+        width=h["bin_width"],
+        align="edge",
+        color="#1f77b4",
+        edgecolor="white",
+        linewidth=0.5,
+    )
     mean = spec["accept_len"]["mean"]
     ax.axvline(mean, color="#ff7f0e", linestyle="-", linewidth=1.2, label=f"mean {mean:g}")
     even = (data.get("baseline") or {}).get("break_even_accept_len")
     if even:
-        ax.axvline(even, color="#d62728", linestyle="--", linewidth=1.2, label=f"break-even vs baseline {even:g}")
+        ax.axvline(
+            even,
+            color="#d62728",
+            linestyle="--",
+            linewidth=1.2,
+            label=f"break-even vs baseline {even:g}",
+        )
     ax.set_xlabel("accept length (tokens per verify step)")
     ax.set_ylabel("decode stats lines")
     ax.set_title("Accept length distribution")
@@ -390,7 +484,9 @@ def _draw_speedup(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> 
     colors = ["#2ca02c" if v > 1 else "#d62728" for v in speed]
     ax.bar(pos, speed, width=0.6, color=colors)
     for x, v in zip(pos, speed, strict=True):
-        ax.annotate(f"{v:.2f}×", (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
+        ax.annotate(
+            f"{v:.2f}×", (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8
+        )
     ax.axhline(1.0, color="#555555", linewidth=1.0)
     ax.set_xticks(pos, [r["running"] for r in rows])
     ax.set_xlabel("#running-req")
@@ -401,24 +497,64 @@ def _draw_speedup(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> 
 
 
 PLOTS: tuple[PlotSpec, ...] = (
-    PlotSpec("startup-waterfall", "Startup waterfall: phases by rank", "startup", _has_waterfall, _draw_waterfall,
-             _waterfall_height),
-    PlotSpec("serving-throughput", "Throughput over time", "serving", _has_throughput, _draw_throughput,
-             lambda data: 5.2),
-    PlotSpec("serving-load", "Running and queued requests over time", "serving", _has_load, _draw_load),
+    PlotSpec(
+        "startup-waterfall",
+        "Startup waterfall: phases by rank",
+        "startup",
+        _has_waterfall,
+        _draw_waterfall,
+        _waterfall_height,
+    ),
+    PlotSpec(
+        "serving-throughput",
+        "Throughput over time",
+        "serving",
+        _has_throughput,
+        _draw_throughput,
+        lambda data: 5.2,
+    ),
+    PlotSpec(
+        "serving-load", "Running and queued requests over time", "serving", _has_load, _draw_load
+    ),
     PlotSpec("serving-token-usage", "Token usage over time", "serving", _has_usage, _draw_usage),
-    PlotSpec("serving-by-concurrency", "Generation throughput by concurrency", "serving", _has_concurrency,
-             _draw_concurrency),
-    PlotSpec("spec-accept-time", "Accept length over time", "speculative", _has_accept, _draw_accept_time),
-    PlotSpec("spec-accept-hist", "Accept length distribution", "speculative", _has_accept, _draw_accept_hist),
-    PlotSpec("baseline-speedup", "Speedup over the baseline at matched concurrency", "speculative", _has_speedup,
-             _draw_speedup),
+    PlotSpec(
+        "serving-by-concurrency",
+        "Generation throughput by concurrency",
+        "serving",
+        _has_concurrency,
+        _draw_concurrency,
+    ),
+    PlotSpec(
+        "spec-accept-time",
+        "Accept length (and rate) over time",
+        "speculative",
+        _has_accept,
+        _draw_accept_time,
+    ),
+    PlotSpec(
+        "spec-accept-hist",
+        "Accept length distribution",
+        "speculative",
+        _has_accept,
+        _draw_accept_hist,
+    ),
+    PlotSpec(
+        "baseline-speedup",
+        "Speedup over the baseline at matched concurrency",
+        "speculative",
+        _has_speedup,
+        _draw_speedup,
+    ),
 )
 
 
 def plan(data: dict[str, Any], series: dict[str, Any]) -> list[dict[str, str]]:
     """The plots this report has (name, title, section), without drawing them."""
-    return [{"name": p.name, "title": p.title, "section": p.section} for p in PLOTS if p.available(data, series)]
+    return [
+        {"name": p.name, "title": p.title, "section": p.section}
+        for p in PLOTS
+        if p.available(data, series)
+    ]
 
 
 # --------------------------------------------------------------------------- SVG
@@ -453,7 +589,7 @@ def render(data: dict[str, Any], series: dict[str, Any]) -> dict[str, str]:
 
     wanted = {p["name"] for p in data.get("plots", [])}
     out: dict[str, str] = {}
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]
         for spec in PLOTS:
             if spec.name not in wanted:
                 continue

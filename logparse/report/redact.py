@@ -31,26 +31,62 @@ _SECRET_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_(?:TOKEN|SECRET|PASSWORD|PASSWD|KEY)
 _VALUE = r"""(?:'[^'\n]*'|"[^"\n]*"|[^\s,;)'"&]+)"""
 _SUBS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # Authorization: Bearer xyz / Basic xyz (headers, curl -H lines); a lone `Bearer xyz`.
-    (re.compile(r"(\bAuthorization\s*[:=]\s*['\"]?)(?:(Bearer|Basic|Token)\s+)?([^\s'\",;]+)", re.IGNORECASE),
-     lambda m: f"{m.group(1)}{m.group(2) + ' ' if m.group(2) else ''}{MASK}"),
-    (re.compile(r"\b(Bearer\s+)(?!\[REDACTED\])([A-Za-z0-9._~+/=<>-]{6,}[^\s'\",;]*)"), rf"\1{MASK}"),
+    (
+        re.compile(
+            r"(\bAuthorization\s*[:=]\s*['\"]?)(?:(Bearer|Basic|Token)\s+)?([^\s'\",;]+)",
+            re.IGNORECASE,
+        ),
+        lambda m: f"{m.group(1)}{m.group(2) + ' ' if m.group(2) else ''}{MASK}",
+    ),
+    (
+        re.compile(r"\b(Bearer\s+)(?!\[REDACTED\])([A-Za-z0-9._~+/=<>-]{6,}[^\s'\",;]*)"),
+        rf"\1{MASK}",
+    ),
     # scheme://user:password@host
     (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@'\"]+:)([^\s@/'\"]+)(@)"), rf"\1{MASK}\3"),
     # --api-key X, --api-key=X, --hf-token X, --admin-api-key X, --password X (not --max-total-tokens)
-    (re.compile(r"(--(?:[\w-]*-)?(?:api-key|token|secret|password|passwd)(?![\w-]))(\s+|=)(?!-)(" + _VALUE + ")",
-                re.IGNORECASE), rf"\1\2{MASK}"),
+    (
+        re.compile(
+            r"(--(?:[\w-]*-)?(?:api-key|token|secret|password|passwd)(?![\w-]))(\s+|=)(?!-)("
+            + _VALUE
+            + ")",
+            re.IGNORECASE,
+        ),
+        rf"\1\2{MASK}",
+    ),
     # api_key='…' / admin_api_key="…" / api_key=… / token=… / password=… (dataclass reprs, URLs);
     # 'api_key': '…' (dict reprs, JSON).
-    (re.compile(r"(\b[\w-]*(?:api[_-]?key|apikey|(?<![\w-])token|secret|password|passwd)\s*=\s*)(?!None\b)("
-                + _VALUE + ")", re.IGNORECASE),
-     lambda m: m.group(0) if m.group(2) in ("''", '""') else f"{m.group(1)}{_quoted(m.group(2))}"),
-    (re.compile(r"""((['"])[\w-]*(?:api[_-]?key|secret|password|passwd|token)\2\s*:\s*)(?!None\b|null\b)("""
-                + _VALUE + ")", re.IGNORECASE),
-     lambda m: m.group(0) if m.group(3) in ("''", '""') else f"{m.group(1)}{_quoted(m.group(3))}"),
+    (
+        re.compile(
+            r"(\b[\w-]*(?:api[_-]?key|apikey|(?<![\w-])token|secret|password|passwd)\s*=\s*)(?!None\b)("
+            + _VALUE
+            + ")",
+            re.IGNORECASE,
+        ),
+        lambda m: (
+            m.group(0) if m.group(2) in ("''", '""') else f"{m.group(1)}{_quoted(m.group(2))}"
+        ),
+    ),
+    (
+        re.compile(
+            r"""((['"])[\w-]*(?:api[_-]?key|secret|password|passwd|token)\2\s*:\s*)(?!None\b|null\b)("""
+            + _VALUE
+            + ")",
+            re.IGNORECASE,
+        ),
+        lambda m: (
+            m.group(0) if m.group(3) in ("''", '""') else f"{m.group(1)}{_quoted(m.group(3))}"
+        ),
+    ),
     # NAME_TOKEN=…, HF_TOKEN=…, OPENAI_API_KEY=…, AWS_SECRET_ACCESS_KEY=… (environment dumps).
-    (re.compile(r"\b([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|SECRET_KEY)\s*=\s*)("
-                + _VALUE + ")"),
-     lambda m: f"{m.group(1)}{_quoted(m.group(2))}"),
+    (
+        re.compile(
+            r"\b([A-Z][A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|SECRET_KEY)\s*=\s*)("
+            + _VALUE
+            + ")"
+        ),
+        lambda m: f"{m.group(1)}{_quoted(m.group(2))}",
+    ),
     # Bare token shapes: Hugging Face (hf_…), OpenAI-style (sk-…), GitHub (ghp_…).
     # (`<n>`/`<hex>` too: coverage templates mask the digits of a line before it gets here.)
     (re.compile(r"\bhf_[A-Za-z0-9<>]{16,}"), MASK),
@@ -82,7 +118,13 @@ def is_secret_key(name: str) -> bool:
 
 
 def _empty(value: Any) -> bool:
-    return value is None or value is False or value in ("", "None", "null", "[]", "{}") or value == [] or value == {}
+    return (
+        value is None
+        or value is False
+        or value in ("", "None", "null", "[]", "{}")
+        or value == []
+        or value == {}
+    )
 
 
 class Redactor:
@@ -98,15 +140,24 @@ class Redactor:
         return out
 
     def data(self, value: Any, key: str | None = None) -> Any:
-        if key is not None and is_secret_key(key) and not _empty(value) and not isinstance(value, (dict, list)):
+        if (
+            key is not None
+            and is_secret_key(key)
+            and not _empty(value)
+            and not isinstance(value, (dict, list))
+        ):
             if value != MASK:
                 self.count += 1
             return MASK
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.data(v, k if isinstance(k, str) else None)
-                    for k, v in value.items()}
+            return {
+                self.text(k) if isinstance(k, str) else k: self.data(
+                    v, k if isinstance(k, str) else None
+                )
+                for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return [self.data(v) for v in value]
         return value

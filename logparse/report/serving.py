@@ -11,12 +11,11 @@ numpy is imported inside the functions: the report is the only user.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from logparse.columns import StatsColumns, epoch, from_epoch
 from logparse.events import Retraction
-from logparse.views import rank_key, serving_summary
+from logparse.views import rank_key
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,8 +53,12 @@ def stat(values: np.ndarray, *, nd: int = 2, p10: bool = False) -> dict[str, Any
     v = values[~np.isnan(values)]
     if v.size == 0:
         return None
-    out: dict[str, Any] = {"median": round(float(np.median(v)), nd), "p90": round(float(np.percentile(v, 90)), nd),
-                           "mean": round(float(v.mean()), nd), "max": round(float(v.max()), nd)}
+    out: dict[str, Any] = {
+        "median": round(float(np.median(v)), nd),
+        "p90": round(float(np.percentile(v, 90)), nd),
+        "mean": round(float(v.mean()), nd),
+        "max": round(float(v.max()), nd),
+    }
     if p10:
         out["p10"] = round(float(np.percentile(v, 10)), nd)
         out["min"] = round(float(v.min()), nd)
@@ -73,43 +76,62 @@ def columns(cols: StatsColumns, names: tuple[str, ...]) -> dict[str, np.ndarray]
     return out
 
 
-DECODE = ("running", "queue", "token_usage", "gen_throughput", "cuda_graph", "accept_len", "accept_rate",
-          "tokens", "mamba_usage")
-PREFILL = ("running", "queue", "token_usage", "input_throughput", "new_token", "cached_token", "new_seq")
+DECODE = (
+    "running",
+    "queue",
+    "token_usage",
+    "gen_throughput",
+    "cuda_graph",
+    "accept_len",
+    "accept_rate",
+    "tokens",
+    "mamba_usage",
+)
+PREFILL = (
+    "running",
+    "queue",
+    "token_usage",
+    "input_throughput",
+    "new_token",
+    "cached_token",
+    "new_seq",
+)
 
 
-def _bucket_codes(running: np.ndarray) -> list[tuple[int, int] | None]:
-    return [None if math.isnan(r) else bucket_of(r) for r in running]
-
-
-def by_concurrency(d: dict[str, np.ndarray], p: dict[str, np.ndarray], retraction_lines: list[int]
-                   ) -> list[dict[str, Any]]:
+def _bucket_his(running: np.ndarray) -> np.ndarray:
+    """The upper bound of each value's bucket (0 for NaN or idle): 1, 2, 4, 8, …"""
     import numpy as np
 
-    d_b = _bucket_codes(d["running"])
-    p_b = _bucket_codes(p["running"])
+    r = np.nan_to_num(running, nan=0.0)
+    r = np.where(r >= 1, np.floor(r), 0.0)
+    with np.errstate(divide="ignore"):
+        hi = np.where(r >= 1, 2.0 ** np.ceil(np.log2(np.maximum(r, 1.0))), 0.0)
+    return hi
+
+
+def by_concurrency(
+    d: dict[str, np.ndarray], p: dict[str, np.ndarray], retraction_lines: list[int]
+) -> list[dict[str, Any]]:
+    import numpy as np
+
+    d_hi = _bucket_his(d["running"])
+    p_hi = _bucket_his(p["running"])
     # A retraction is counted at the concurrency of the decode batch printed just before it.
-    r_b: list[tuple[int, int]] = []
     order = np.argsort(d["line"], kind="stable")
-    lines_sorted = d["line"][order]
-    for n in retraction_lines:
-        i = int(np.searchsorted(lines_sorted, n)) - 1
-        if i >= 0:
-            b = d_b[int(order[i])]
-            if b is not None:
-                r_b.append(b)
-    keys = sorted({b for b in d_b if b is not None and b[1] > 0} | {b for b in r_b})
+    before = np.searchsorted(d["line"][order], np.asarray(retraction_lines, dtype="float64")) - 1
+    r_hi = [float(d_hi[order[i]]) for i in before if i >= 0 and d_hi[order[i]] > 0]
     out = []
-    for key in keys:
-        m = np.array([b == key for b in d_b], dtype=bool)
-        pm = np.array([b == key for b in p_b], dtype=bool) if p_b else np.zeros(0, dtype=bool)
+    for hi in sorted({float(h) for h in np.unique(d_hi) if h > 0} | set(r_hi)):
+        key = bucket_of(hi)
+        m = d_hi == hi
+        pm = p_hi == hi
         running = d["running"][m]
         gen = d["gen_throughput"][m]
         with np.errstate(divide="ignore", invalid="ignore"):
             per_req = np.where(running > 0, gen / running, np.nan)
         graph = d["cuda_graph"][m]
         graph_known = graph[~np.isnan(graph)]
-        inp = p["input_throughput"][pm] if pm.size else arr([])
+        inp = p["input_throughput"][pm]
         row: dict[str, Any] = {
             "running": bucket_label(*key),
             "lo": key[0],
@@ -121,9 +143,9 @@ def by_concurrency(d: dict[str, np.ndarray], p: dict[str, np.ndarray], retractio
             "token_usage": stat(d["token_usage"][m]),
             "cuda_graph_share": round(float(graph_known.mean()), 3) if graph_known.size else None,
             "accept_len": stat(d["accept_len"][m]),
-            "prefill_lines": int(pm.sum()) if pm.size else 0,
+            "prefill_lines": int(pm.sum()),
             "input_throughput": stat(inp[inp > 0]) if inp.size else None,
-            "retractions": sum(1 for b in r_b if b == key),
+            "retractions": sum(1 for h in r_hi if h == hi),
         }
         out.append(row)
     return out
@@ -141,15 +163,28 @@ def serving_section(analysis: Analysis) -> tuple[dict[str, Any], dict[str, Any]]
     d = columns(log.decode, DECODE)
     p = columns(log.prefill, PREFILL)
     retractions = log.of(Retraction)
-    data: dict[str, Any] = {"decode_lines": len(log.decode), "prefill_lines": len(log.prefill),
-                            "http_requests": len(log.access)}
+    data: dict[str, Any] = {
+        "decode_lines": len(log.decode),
+        "prefill_lines": len(log.prefill),
+        "http_requests": len(log.access),
+    }
     if not len(log.decode) and not len(log.prefill):
-        data["retractions"] = {"count": len(retractions), "lines": [e.line for e in retractions][:MAX_LISTED_LINES]}
+        data["retractions"] = {
+            "count": len(retractions),
+            "lines": [e.line for e in retractions][:MAX_LISTED_LINES],
+        }
         return data, {}
-    ranks = sorted({log.decode.ranks.values[int(c)] or "" for c in d["rank"]}
-                   | {log.prefill.ranks.values[int(c)] or "" for c in p["rank"]}, key=rank_key)
-    dp_attention = bool(analysis.views.arg("enable_dp_attention")) or sum(1 for r in ranks if "DP" in r) > 1
-    summary = serving_summary(log)
+    ranks = sorted(
+        {log.decode.ranks.values[int(c)] or "" for c in d["rank"]}
+        | {log.prefill.ranks.values[int(c)] or "" for c in p["rank"]},
+        key=rank_key,
+    )
+    dp_attention = (
+        bool(analysis.views.arg("enable_dp_attention")) or sum(1 for r in ranks if "DP" in r) > 1
+    )
+    statuses: dict[str, int] = {}
+    for code in log.access.status:
+        statuses[str(code)] = statuses.get(str(code), 0) + 1
     overall: dict[str, Any] = {
         "gen_throughput": stat(d["gen_throughput"]),
         "running": stat(d["running"], nd=1) if len(log.decode) else stat(p["running"], nd=1),
@@ -158,21 +193,25 @@ def serving_section(analysis: Analysis) -> tuple[dict[str, Any], dict[str, Any]]
         "input_throughput": stat(p["input_throughput"][p["input_throughput"] > 0]),
         "mamba_usage": stat(d["mamba_usage"]),
     }
-    data.update({
-        "stats_ranks": [r for r in ranks if r] or ["(untagged)"],
-        "dp_attention": dp_attention,
-        "overall": {k: v for k, v in overall.items() if v is not None},
-        "http_status": summary.get("http_status", {}),
-    })
+    data.update(
+        {
+            "stats_ranks": [r for r in ranks if r] or ["(untagged)"],
+            "dp_attention": dp_attention,
+            "overall": {k: v for k, v in overall.items() if v is not None},
+            "http_status": dict(sorted(statuses.items())),
+        }
+    )
     all_ts = np.concatenate([d["ts"], p["ts"]])
     known = all_ts[~np.isnan(all_ts)]
     timed = known.size >= max(1, (len(log.decode) + len(log.prefill)) // 2)
     if timed:
         t0, t1 = float(known.min()), float(known.max())
         start, end = from_epoch(t0), from_epoch(t1)
-        data["span"] = {"start": start.isoformat(sep=" ") if start and start.year > 1900 else None,
-                        "end": end.isoformat(sep=" ") if end and end.year > 1900 else None,
-                        "duration_s": round(t1 - t0, 1)}
+        data["span"] = {
+            "start": start.isoformat(sep=" ") if start and start.year > 1900 else None,
+            "end": end.isoformat(sep=" ") if end and end.year > 1900 else None,
+            "duration_s": round(t1 - t0, 1),
+        }
     else:
         t0 = 0.0
     # CUDA-graph use of decode batches.
@@ -198,15 +237,23 @@ def serving_section(analysis: Analysis) -> tuple[dict[str, Any], dict[str, Any]]
     def x(cols: dict[str, np.ndarray]) -> np.ndarray:
         return _rel_time(cols["ts"], t0) if timed else cols["line"]
 
-    rank_names = {code: (log.decode.ranks.values[code] or "") for code in range(len(log.decode.ranks.values))}
+    rank_names = {
+        code: (log.decode.ranks.values[code] or "") for code in range(len(log.decode.ranks.values))
+    }
     series = {
         "timed": timed,
         "t0": data.get("span", {}).get("start"),
-        "decode": {"x": x(d), "rank": [rank_names[int(c)] for c in d["rank"]], **{k: d[k] for k in DECODE}},
+        "decode": {
+            "x": x(d),
+            "rank": [rank_names[int(c)] for c in d["rank"]],
+            **{k: d[k] for k in DECODE},
+        },
         "prefill": {"x": x(p), **{k: p[k] for k in PREFILL}},
-        "retractions": [(epoch(r.ts) - t0) if timed else float(r.line) for r in retractions
-                        if r.ts is not None or not timed],
+        "retractions": [
+            (epoch(r.ts) - t0) if timed else float(r.line)
+            for r in retractions
+            if r.ts is not None or not timed
+        ],
         "by_concurrency": data["by_concurrency"],
     }
     return data, series
-

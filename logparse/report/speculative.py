@@ -27,20 +27,51 @@ if TYPE_CHECKING:
 
     from logparse.engine import Analysis
 
-SPEC_ARGS = ("speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
-             "speculative_eagle_topk", "speculative_num_draft_tokens")
+SPEC_ARGS = (
+    "speculative_algorithm",
+    "speculative_draft_model_path",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+)
 HIST_BIN = 0.1
 MIN_LINES_PER_BUCKET = 2
 
 # Settings that never change performance, or always differ between two launches.
-IGNORED_SETTINGS = frozenset({
-    "random_seed", "port", "host", "nccl_port", "dist_init_addr", "log_level", "log_level_http",
-    "log_requests", "log_requests_level", "decode_log_interval", "show_time_cost", "enable_metrics",
-    "enable_metrics_for_all_schedulers", "bucket_time_to_first_token", "bucket_inter_token_latency",
-    "bucket_e2e_request_latency", "crash_dump_folder", "file_storage_path", "served_model_name",
-    "weight_version", "api_key", "admin_api_key", "download_dir", "enable_request_time_stats_logging",
-    "enable_cache_report", "tokenizer_path", "model", "ranks_seen", "gpus_seen", "model_class",
-})
+IGNORED_SETTINGS = frozenset(
+    {
+        "random_seed",
+        "port",
+        "host",
+        "nccl_port",
+        "dist_init_addr",
+        "log_level",
+        "log_level_http",
+        "log_requests",
+        "log_requests_level",
+        "decode_log_interval",
+        "show_time_cost",
+        "enable_metrics",
+        "enable_metrics_for_all_schedulers",
+        "bucket_time_to_first_token",
+        "bucket_inter_token_latency",
+        "bucket_e2e_request_latency",
+        "crash_dump_folder",
+        "file_storage_path",
+        "served_model_name",
+        "weight_version",
+        "api_key",
+        "admin_api_key",
+        "download_dir",
+        "enable_request_time_stats_logging",
+        "enable_cache_report",
+        "tokenizer_path",
+        "model",
+        "ranks_seen",
+        "gpus_seen",
+        "model_class",
+    }
+)
 # Settings that SGLang changes by itself when speculative decoding is on (when not set explicitly).
 SPEC_DERIVED = {
     "max_running_requests": "SGLang caps it for speculative decoding unless it is set explicitly",
@@ -51,7 +82,9 @@ SPEC_DERIVED = {
 
 def is_spec_setting(name: str) -> bool:
     n = name.lower()
-    return n.startswith(("speculative", "env:sglang_enable_spec", "env:sglang_spec")) or "spec_v2" in n
+    return (
+        n.startswith(("speculative", "env:sglang_enable_spec", "env:sglang_spec")) or "spec_v2" in n
+    )
 
 
 def spec_config(analysis: Analysis) -> dict[str, Any]:
@@ -70,7 +103,11 @@ def rate_definition(d: dict[str, np.ndarray], cfg: dict[str, Any]) -> str | None
     draft, steps = cfg.get("num_draft_tokens"), cfg.get("num_steps")
     if isinstance(draft, int) and draft > 0 and np.all(np.abs(length / draft - rate) <= 0.011):
         return "accept_len / num_draft_tokens"
-    if isinstance(steps, int) and steps > 0 and np.all(np.abs((length - 1) / steps - rate) <= 0.011):
+    if (
+        isinstance(steps, int)
+        and steps > 0
+        and np.all(np.abs((length - 1) / steps - rate) <= 0.011)
+    ):
         return "(accept_len - 1) / num_steps"
     return None
 
@@ -89,7 +126,7 @@ def histogram(values: np.ndarray, upper: float | None) -> dict[str, Any]:
     v = values[~np.isnan(values)]
     lo = 1.0 if v.size == 0 or v.min() >= 1.0 else float(np.floor(v.min()))
     hi = max(float(np.ceil(v.max() * 10) / 10) if v.size else 1.0, upper or 0.0, lo + HIST_BIN)
-    n = int(round((hi - lo) / HIST_BIN))
+    n = round((hi - lo) / HIST_BIN)
     edges = [round(lo + i * HIST_BIN, 2) for i in range(n + 1)]
     counts, _ = np.histogram(v, bins=np.asarray(edges, dtype="float64"))
     return {"bin_width": HIST_BIN, "edges": edges, "counts": [int(c) for c in counts]}
@@ -104,9 +141,15 @@ def _by_rank(d: dict[str, np.ndarray], names: list[str | None]) -> list[dict[str
         m = (d["rank"] == code) & ~np.isnan(d["accept_len"])
         if not m.any():
             continue
-        out.append({"rank": names[code] or "(untagged)", "decode_lines": int(m.sum()),
-                    "accept_len": stat(d["accept_len"][m]), "accept_rate": stat(d["accept_rate"][m], nd=3),
-                    "gen_throughput": stat(d["gen_throughput"][m])})
+        out.append(
+            {
+                "rank": names[code] or "(untagged)",
+                "decode_lines": int(m.sum()),
+                "accept_len": stat(d["accept_len"][m]),
+                "accept_rate": stat(d["accept_rate"][m], nd=3),
+                "gen_throughput": stat(d["gen_throughput"][m]),
+            }
+        )
     return out
 
 
@@ -120,12 +163,16 @@ def _trend(x: np.ndarray, values: np.ndarray) -> dict[str, Any] | None:
         return None
     q = v.size // 4
     first, last = float(v[:q].mean()), float(v[-q:].mean())
-    return {"first_quarter_mean": round(first, 2), "last_quarter_mean": round(last, 2),
-            "change": round(last - first, 2)}
+    return {
+        "first_quarter_mean": round(first, 2),
+        "last_quarter_mean": round(last, 2),
+        "change": round(last - first, 2),
+    }
 
 
-def speculative_section(analysis: Analysis, serving: dict[str, Any], serving_series: dict[str, Any]
-                        ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+def speculative_section(
+    analysis: Analysis, serving: dict[str, Any], serving_series: dict[str, Any]
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """(speculative data or None when the log shows no speculative decoding, plot series)."""
     import numpy as np
 
@@ -150,20 +197,26 @@ def speculative_section(analysis: Analysis, serving: dict[str, Any], serving_ser
     mean_len = float(length[m].mean())
     running = d["running"]
     per_batch = length * running
-    data.update({
-        "decode_lines_with_accept": int(m.sum()),
-        "accept_len": stat(length, p10=True),
-        "accept_rate": stat(d["accept_rate"], nd=3, p10=True),
-        "rate_definition": definition,
-        "tokens_per_verify_step": {
-            "per_request_mean": round(mean_len, 2),
-            "per_batch_median": round(float(np.nanmedian(per_batch)), 1) if (~np.isnan(per_batch)).any() else None,
-            "draft_tokens_per_step": draft if isinstance(draft, int) else None,
-            "draft_efficiency": round(mean_len / draft, 3) if isinstance(draft, int) and draft else None,
-        },
-        "histogram": histogram(length, float(draft) if isinstance(draft, int) else None),
-        "trend": _trend(d["line"], length),
-    })
+    data.update(
+        {
+            "decode_lines_with_accept": int(m.sum()),
+            "accept_len": stat(length, p10=True),
+            "accept_rate": stat(d["accept_rate"], nd=3, p10=True),
+            "rate_definition": definition,
+            "tokens_per_verify_step": {
+                "per_request_mean": round(mean_len, 2),
+                "per_batch_median": round(float(np.nanmedian(per_batch)), 1)
+                if (~np.isnan(per_batch)).any()
+                else None,
+                "draft_tokens_per_step": draft if isinstance(draft, int) else None,
+                "draft_efficiency": round(mean_len / draft, 3)
+                if isinstance(draft, int) and draft
+                else None,
+            },
+            "histogram": histogram(length, float(draft) if isinstance(draft, int) else None),
+            "trend": _trend(d["line"], length),
+        }
+    )
     names = log.decode.ranks.values
     ranks = _by_rank(d, names)
     dp = bool(serving.get("dp_attention")) or sum(1 for r in ranks if "DP" in r["rank"]) > 1
@@ -188,28 +241,31 @@ def _settings(analysis: Analysis) -> dict[str, Any]:
     """The settings of a run, flat: server args (else pasted launch flags), what the log shows
     (captured CUDA-graph batch sizes, NCCL version), environment variables as `env:NAME`."""
     v = analysis.views
-    out: dict[str, Any] = {}
-    for k, val in v.server_args.items():
-        out[k] = val
+    out: dict[str, Any] = dict(v.server_args)
     if not v.server_args:
-        for flag, val in v.launch_flags.items():
-            out[flag.lstrip("-").replace("-", "_")] = val
-        for alias, name in (("tp", "tp_size"), ("dp", "dp_size"), ("ep", "ep_size"), ("model", "model_path")):
+        for flag, value in v.launch_flags.items():
+            out[flag.lstrip("-").replace("-", "_")] = value
+        for alias, name in (
+            ("tp", "tp_size"),
+            ("dp", "dp_size"),
+            ("ep", "ep_size"),
+            ("model", "model_path"),
+        ):
             if alias in out:
                 out.setdefault(name, out.pop(alias))
     cfg = v.run_config()
-    for k, val in cfg.items():
+    for k, value in cfg.items():
         if k in ("env", "speculative"):
             continue
         if k == "cuda_graph_max_bs":
-            out["cuda_graph_max_bs"] = val  # the captured maximum, which is what runs
+            out["cuda_graph_max_bs"] = value  # the captured maximum, which is what runs
         elif k not in out:
-            out[k] = val
+            out[k] = value
     facts = v.facts()
     if "nccl_version" in facts:
         out["nccl_version"] = facts["nccl_version"]
-    for name, val in v.env_vars.items():
-        out[f"env:{name}"] = val
+    for name, value in v.env_vars.items():
+        out[f"env:{name}"] = value
     return out
 
 
@@ -217,7 +273,9 @@ def _fmt(v: Any) -> Any:
     return v if isinstance(v, (int, float, bool)) or v is None else str(v)
 
 
-def setting_differences(run: Analysis, base: Analysis) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def setting_differences(
+    run: Analysis, base: Analysis
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(differences other than speculation, speculative settings that differ)."""
     a, b = _settings(run), _settings(base)
     diffs, spec = [], []
@@ -227,10 +285,10 @@ def setting_differences(run: Analysis, base: Analysis) -> tuple[list[dict[str, A
     for key in sorted(set(a) | set(b)):
         if key in IGNORED_SETTINGS:
             continue
-        va, vb = a.get(key), b.get(key)
-        if va == vb:
+        mine, theirs = a.get(key), b.get(key)
+        if mine == theirs:
             continue
-        item = {"setting": key, "run": _fmt(va), "baseline": _fmt(vb)}
+        item = {"setting": key, "run": _fmt(mine), "baseline": _fmt(theirs)}
         if is_spec_setting(key):
             spec.append(item)
             continue
@@ -250,20 +308,46 @@ def _bench_pairs(run: dict[str, Any], base: dict[str, Any]) -> list[dict[str, An
         rf = r["fields"]
         for b in base_runs:
             bf = b["fields"]
-            if rf.get("max_concurrency") != bf.get("max_concurrency") or rf.get("request_rate") != bf.get("request_rate"):
+            if rf.get("max_concurrency") != bf.get("max_concurrency") or rf.get(
+                "request_rate"
+            ) != bf.get("request_rate"):
                 continue
-            item: dict[str, Any] = {"run_line": r["line"], "baseline_line": b["line"],
-                                    "max_concurrency": rf.get("max_concurrency"), "request_rate": rf.get("request_rate")}
-            for key in ("output_throughput", "request_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms"):
-                if isinstance(rf.get(key), (int, float)) and isinstance(bf.get(key), (int, float)) and bf[key]:
-                    item[key] = {"run": rf[key], "baseline": bf[key], "ratio": round(rf[key] / bf[key], 3)}
+            item: dict[str, Any] = {
+                "run_line": r["line"],
+                "baseline_line": b["line"],
+                "max_concurrency": rf.get("max_concurrency"),
+                "request_rate": rf.get("request_rate"),
+            }
+            for key in (
+                "output_throughput",
+                "request_throughput",
+                "median_tpot_ms",
+                "median_itl_ms",
+                "median_ttft_ms",
+            ):
+                if (
+                    isinstance(rf.get(key), (int, float))
+                    and isinstance(bf.get(key), (int, float))
+                    and bf[key]
+                ):
+                    item[key] = {
+                        "run": rf[key],
+                        "baseline": bf[key],
+                        "ratio": round(rf[key] / bf[key], 3),
+                    }
             out.append(item)
             break
     return out
 
 
-def baseline_section(run: Analysis, base: Analysis, base_source: str, spec: dict[str, Any] | None,
-                     run_bench: dict[str, Any], base_bench: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def baseline_section(
+    run: Analysis,
+    base: Analysis,
+    base_source: str,
+    spec: dict[str, Any] | None,
+    run_bench: dict[str, Any],
+    base_bench: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The comparison with a baseline log, and its plot series."""
     import numpy as np
 
@@ -278,7 +362,11 @@ def baseline_section(run: Analysis, base: Analysis, base_source: str, spec: dict
     matched = []
     for label, row in mine.items():
         other = theirs.get(label)
-        if other is None or row["decode_lines"] < MIN_LINES_PER_BUCKET or other["decode_lines"] < MIN_LINES_PER_BUCKET:
+        if (
+            other is None
+            or row["decode_lines"] < MIN_LINES_PER_BUCKET
+            or other["decode_lines"] < MIN_LINES_PER_BUCKET
+        ):
             continue
         a, b = row["per_request_throughput"], other["per_request_throughput"]
         if not a or not b or not b["median"]:
@@ -286,20 +374,33 @@ def baseline_section(run: Analysis, base: Analysis, base_source: str, spec: dict
         speedup = a["median"] / b["median"]
         length = row["accept_len"]["median"] if row["accept_len"] else None
         even = round(length / speedup, 2) if length is not None and speedup > 0 else None
-        matched.append({
-            "running": label, "lo": row["lo"], "hi": row["hi"],
-            "run_lines": row["decode_lines"], "baseline_lines": other["decode_lines"],
-            "run_gen_throughput": row["gen_throughput"]["median"] if row["gen_throughput"] else None,
-            "baseline_gen_throughput": other["gen_throughput"]["median"] if other["gen_throughput"] else None,
-            "run_per_request": a["median"], "baseline_per_request": b["median"],
-            "speedup": round(speedup, 3),
-            "accept_len": length,
-            "break_even_accept_len": even,
-            "break_even_accept_rate": _rate_of(even, definition, cfg),
-            "pays_off": speedup > 1.0,
-        })
-    data: dict[str, Any] = {"source": base_source, "baseline_speculative": spec_config(base) or None,
-                            "matched": matched}
+        matched.append(
+            {
+                "running": label,
+                "lo": row["lo"],
+                "hi": row["hi"],
+                "run_lines": row["decode_lines"],
+                "baseline_lines": other["decode_lines"],
+                "run_gen_throughput": row["gen_throughput"]["median"]
+                if row["gen_throughput"]
+                else None,
+                "baseline_gen_throughput": other["gen_throughput"]["median"]
+                if other["gen_throughput"]
+                else None,
+                "run_per_request": a["median"],
+                "baseline_per_request": b["median"],
+                "speedup": round(speedup, 3),
+                "accept_len": length,
+                "break_even_accept_len": even,
+                "break_even_accept_rate": _rate_of(even, definition, cfg),
+                "pays_off": speedup > 1.0,
+            }
+        )
+    data: dict[str, Any] = {
+        "source": base_source,
+        "baseline_speculative": spec_config(base) or None,
+        "matched": matched,
+    }
     if matched:
         weights = arr([m["run_lines"] for m in matched])
         speed = arr([m["speedup"] for m in matched])
@@ -311,19 +412,24 @@ def baseline_section(run: Analysis, base: Analysis, base_source: str, spec: dict
         data["break_even_accept_rate"] = _rate_of(data["break_even_accept_len"], definition, cfg)
     else:
         data["speedup"] = None
-        data["note"] = ("no #running-req level has at least "
-                        f"{MIN_LINES_PER_BUCKET} decode stats lines in both logs: no matched comparison")
+        data["note"] = (
+            "no #running-req level has at least "
+            f"{MIN_LINES_PER_BUCKET} decode stats lines in both logs: no matched comparison"
+        )
     data["bench"] = _bench_pairs(run_bench, base_bench)
     diffs, spec_diffs = setting_differences(run, base)
     data["differences"] = diffs
     data["speculative_differences"] = spec_diffs
     if diffs:
-        names = ", ".join(f"`{d['setting']}` ({val(d['run'])} vs {val(d['baseline'])})" for d in diffs[:12])
+        names = ", ".join(
+            f"`{d['setting']}` ({val(d['run'])} vs {val(d['baseline'])})" for d in diffs[:12]
+        )
         more = f" and {len(diffs) - 12} more" if len(diffs) > 12 else ""
-        data["warning"] = (f"The baseline differs from this run in {len(diffs)} setting(s) besides speculative "
-                           f"decoding: {names}{more}. The speedup mixes their effects with speculation's.")
+        data["warning"] = (
+            f"The baseline differs from this run in {len(diffs)} setting(s) besides speculative "
+            f"decoding: {names}{more}. The speedup mixes their effects with speculation's."
+        )
     else:
         data["warning"] = None
     series = {"matched": matched, "run": mine, "baseline": theirs}
     return data, series
-

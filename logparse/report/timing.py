@@ -10,8 +10,10 @@ first dated timestamp. SGLang prints one-second timestamps; where it prints an e
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +41,13 @@ MAX_GAPS = 50
 LAG_MIN_S = 1.0
 DRAFT_WEIGHT_LOAD = "draft-weight-load"
 PHASE_ORDER = {name: i for i, name in enumerate((*PHASES[:2], DRAFT_WEIGHT_LOAD, *PHASES[2:]))}
-PROGRESS_UNITS = {"checkpoint-load": "shards", "capture": "batch sizes", "piecewise": "batch sizes",
-                  "prefill-capture": "token sizes", "download": "files"}
+PROGRESS_UNITS = {
+    "checkpoint-load": "shards",
+    "capture": "batch sizes",
+    "piecewise": "batch sizes",
+    "prefill-capture": "token sizes",
+    "download": "files",
+}
 
 
 @dataclass
@@ -143,15 +150,17 @@ def phase_rows(seg: _Segment, t0: datetime | None) -> dict[str, list[dict[str, A
                 end = start + dur
             elif start is None and end is not None and dur is not None:
                 start = end - dur
-            rows.append({
-                "phase": p.name,
-                "start_s": _r(start),
-                "end_s": _r(end),
-                "duration_s": _r(dur),
-                "complete": p.complete,
-                "start_line": p.start_line,
-                "end_line": p.end_line,
-            })
+            rows.append(
+                {
+                    "phase": p.name,
+                    "start_s": _r(start),
+                    "end_s": _r(end),
+                    "duration_s": _r(dur),
+                    "complete": p.complete,
+                    "start_line": p.start_line,
+                    "end_line": p.end_line,
+                }
+            )
         out[rank] = rows
     return out
 
@@ -184,8 +193,11 @@ def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
         excess = row["duration_s"] - median(by_phase[row["phase"]])
         if best is None or excess > best[1]:
             best = (row, excess)
-    longest = max((r for r in ranks[slow] if r["duration_s"] is not None), key=lambda r: r["duration_s"],
-                  default=None)
+    longest = max(
+        (r for r in ranks[slow] if r["duration_s"] is not None),
+        key=lambda r: r["duration_s"],
+        default=None,
+    )
     out: dict[str, Any] = {
         "rank": slow,
         "end_s": _r(ends[slow]),
@@ -196,8 +208,12 @@ def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     }
     if best is not None and best[1] >= LAG_MIN_S:
         row, excess = best
-        out.update(phase=row["phase"], phase_s=row["duration_s"],
-                   phase_median_s=_r(median(by_phase[row["phase"]])), excess_s=_r(excess))
+        out.update(
+            phase=row["phase"],
+            phase_s=row["duration_s"],
+            phase_median_s=_r(median(by_phase[row["phase"]])),
+            excess_s=_r(excess),
+        )
     else:
         out.update(phase=None, phase_s=None, phase_median_s=None, excess_s=None)
     return out
@@ -212,8 +228,14 @@ def _phase_medians(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             if row["duration_s"] is not None and row["complete"]:
                 by_phase.setdefault(row["phase"], []).append(row["duration_s"])
     order = sorted(by_phase, key=lambda p: PHASE_ORDER.get(p, 99))
-    return {p: {"median_s": _r(median(by_phase[p])), "max_s": _r(max(by_phase[p])), "ranks": len(by_phase[p])}
-            for p in order}
+    return {
+        p: {
+            "median_s": _r(median(by_phase[p])),
+            "max_s": _r(max(by_phase[p])),
+            "ranks": len(by_phase[p]),
+        }
+        for p in order
+    }
 
 
 def _ready(seg: _Segment) -> Event | None:
@@ -221,7 +243,11 @@ def _ready(seg: _Segment) -> Event | None:
     for e in seg.events:
         if isinstance(e, ServerReady):
             return e
-        if fallback is None and isinstance(e, UvicornLifecycle) and e.stage in ("running", "startup-complete"):
+        if (
+            fallback is None
+            and isinstance(e, UvicornLifecycle)
+            and e.stage in ("running", "startup-complete")
+        ):
             fallback = e
     return fallback
 
@@ -235,8 +261,13 @@ def _open_phase(ranks: dict[str, list[dict[str, Any]]], rank: str, a: int, b: in
     return None
 
 
-def unlogged_gaps(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]], ready_line: int | None,
-                  launch: tuple[int, int], threshold_s: float) -> dict[str, Any]:
+def unlogged_gaps(
+    log: ParsedLog,
+    ranks: dict[str, list[dict[str, Any]]],
+    ready_line: int | None,
+    launch: tuple[int, int],
+    threshold_s: float,
+) -> dict[str, Any]:
     """Gaps longer than the threshold between consecutive timestamped lines of one rank."""
     per_rank: dict[str, list[tuple[int, float]]] = {}
     for e in log.events:
@@ -246,17 +277,17 @@ def unlogged_gaps(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]], ready_
     for cols in (log.decode, log.prefill, log.access):
         names = cols.ranks.values
         for no, ts, code in zip(cols.line, cols.ts, cols.rank, strict=True):
-            if ts == ts:
+            if not math.isnan(ts):
                 per_rank.setdefault(names[code] or MAIN, []).append((no, ts))
     segments = _segments(log)
 
     def seg(line: int) -> int:
         return next((i for i, (a, b) in enumerate(segments) if a <= line <= b), len(segments) - 1)
 
-    items = []
+    items: list[dict[str, Any]] = []
     for rank, rows in per_rank.items():
         rows.sort()
-        for (a, ta), (b, tb) in zip(rows, rows[1:], strict=False):
+        for (a, ta), (b, tb) in pairwise(rows):
             # Time-only stamps (year 1900, negative epochs) and dated ones cannot be compared.
             if (ta < 0) != (tb < 0):
                 continue
@@ -277,24 +308,42 @@ def unlogged_gaps(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]], ready_
                 during = "startup, between phases"
             else:
                 during = "earlier launch"
-            items.append({"rank": rank, "from_line": a, "to_line": b, "gap_s": _r(gap), "during": during})
+            items.append(
+                {"rank": rank, "from_line": a, "to_line": b, "gap_s": _r(gap), "during": during}
+            )
     items.sort(key=lambda g: (-g["gap_s"], g["from_line"], rank_key(g["rank"])))
-    return {"threshold_s": threshold_s, "count": len(items), "longest_s": items[0]["gap_s"] if items else None,
-            "items": sorted(items[:MAX_GAPS], key=lambda g: (g["from_line"], rank_key(g["rank"])))}
+    return {
+        "threshold_s": threshold_s,
+        "count": len(items),
+        "longest_s": items[0]["gap_s"] if items else None,
+        "items": sorted(items[:MAX_GAPS], key=lambda g: (g["from_line"], rank_key(g["rank"]))),
+    }
 
 
-def progress_runs(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def progress_runs(
+    log: ParsedLog, ranks: dict[str, list[dict[str, Any]]], launch: tuple[int, int]
+) -> list[dict[str, Any]]:
     """Progress bars grouped into runs (one bar from 0 to its end): items done, rate, phase."""
     runs: list[list[ProgressBar]] = []
     for e in log.of(ProgressBar):
         if e.n is None or e.total is None:
             continue
         cur = runs[-1] if runs else None
-        if (cur is not None and cur[-1].bar_kind == e.bar_kind and cur[-1].total == e.total
-                and e.n >= (cur[-1].n or 0) and e.line - cur[-1].line <= 2):
+        if (
+            cur is not None
+            and cur[-1].bar_kind == e.bar_kind
+            and cur[-1].total == e.total
+            and e.n >= (cur[-1].n or 0)
+            and e.line - cur[-1].line <= 2
+        ):
             cur.append(e)
-        elif (cur is not None and cur[-1].bar_kind == "other" and e.bar_kind != "other" and cur[-1].line == e.line
-              and len(cur) == 1):
+        elif (
+            cur is not None
+            and cur[-1].bar_kind == "other"
+            and e.bar_kind != "other"
+            and cur[-1].line == e.line
+            and len(cur) == 1
+        ):
             cur[0] = e  # tqdm's bare first refresh ("  0%| | 0/10") before the described one
         else:
             runs.append([e])
@@ -306,10 +355,12 @@ def progress_runs(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]]) -> lis
         elapsed = last.elapsed_s
         rate = (last.n / elapsed) if elapsed and last.n else None
         phase = None
+        if not launch[0] <= run[0].line <= launch[1]:
+            phase = "earlier launch"
         for rank in sorted(ranks, key=rank_key):
-            phase = _open_phase(ranks, rank, run[0].line, last.line)
             if phase:
                 break
+            phase = _open_phase(ranks, rank, run[0].line, last.line)
         item: dict[str, Any] = {
             "kind": last.bar_kind,
             "desc": last.desc.split(" (")[0] if last.desc else "",
@@ -323,8 +374,9 @@ def progress_runs(log: ParsedLog, ranks: dict[str, list[dict[str, Any]]]) -> lis
             "unit": PROGRESS_UNITS.get(last.bar_kind, "items"),
             "phase": phase,
         }
-        if "bs=" in (last.desc or ""):
-            item["last_desc"] = last.desc
+        if " (" in (last.desc or ""):
+            # `Capturing batches (bs=1 avail_mem=13.88 GB)`: the item the bar was on last.
+            item["last_item"] = last.desc.split(" (", 1)[1].rstrip(")")
         out.append(item)
     return out
 
@@ -333,7 +385,9 @@ def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The phase a rank reached last (by line, then phase order), complete or not."""
     if not rows:
         return {"last_phase": None, "last_phase_complete": None}
-    last = max(rows, key=lambda r: (r["end_line"] or r["start_line"], PHASE_ORDER.get(r["phase"], 99)))
+    last = max(
+        rows, key=lambda r: (r["end_line"] or r["start_line"], PHASE_ORDER.get(r["phase"], 99))
+    )
     return {"last_phase": last["phase"], "last_phase_complete": last["complete"]}
 
 
@@ -354,9 +408,14 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
         "ranks": [{"rank": rank, "phases": rows, **_last(rows)} for rank, rows in ranks.items()],
         "phase_stats": _phase_medians(ranks),
         "slowest_rank": _slowest(ranks),
-        "gaps": unlogged_gaps(log, ranks, ready.line if ready is not None else None, (seg.start, seg.end),
-                              gap_threshold_s),
-        "progress": progress_runs(log, ranks),
+        "gaps": unlogged_gaps(
+            log,
+            ranks,
+            ready.line if ready is not None else None,
+            (seg.start, seg.end),
+            gap_threshold_s,
+        ),
+        "progress": progress_runs(log, ranks, (seg.start, seg.end)),
     }
     eng = [e for e in seg.events if isinstance(e, EngineStartupTimings)]
     if eng:

@@ -181,6 +181,10 @@ def _bind_failed(tokens: list[str]) -> dict[str, Any]:
 
 
 class RuntimeCallbacks:
+    # These callbacks read token texts only (never `.type`): the fast path passes them plain str.
+    PLAIN_TOKEN_CALLBACKS = ("decode_batch", "prefill_batch", "retraction", "http_access", "uvicorn_lifecycle",
+                             "server_ready")
+
     def decode_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
         head, body = children
         kw = _stats(str(body), _DECODE_KEYS)
