@@ -155,3 +155,30 @@ def first_timestamp(log: ParsedLog) -> datetime | None:
         if e.ts is not None and e.ts.year > 1900:
             return e.ts
     return None
+
+
+@dataclass
+class Launch:
+    """The events of one launch of the server (duck-types ParsedLog for `startup_phases`)."""
+
+    events: list[Event]
+    start: int
+    end: int
+    launches: int  # how many launches the log holds
+
+
+def last_launch(log: ParsedLog) -> Launch:
+    """The last launch that has startup phases (else the last launch). Logs that hold several
+    launch attempts must not pair a phase's begin in one attempt with its end in the next."""
+    from logparse.engine import run_segments  # engine imports the views, which import this module
+
+    segments = run_segments(log)
+    chosen: Launch | None = None
+    for a, b in segments:
+        launch = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
+        if startup_phases(launch):  # type: ignore[arg-type]
+            chosen = launch
+    if chosen is None:
+        a, b = segments[-1]
+        chosen = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
+    return chosen

@@ -13,14 +13,16 @@ from logparse.events import (
     Killed,
     NcclWatchdogTimeout,
     SchedulerDead,
+    ServerReady,
     SglangWatchdog,
     ShellSignal,
     SigquitReceived,
     SubprocessCrashed,
     Traceback,
+    UvicornLifecycle,
 )
 from logparse.records import root_exception
-from logparse.timeline import MAIN, first_timestamp, last_phase, startup_phases
+from logparse.timeline import MAIN, last_launch, last_phase, startup_phases
 from logparse.views import rank_key, serving_summary, traceback_phase
 
 if TYPE_CHECKING:
@@ -43,16 +45,21 @@ def clean(value: Any) -> Any:
 
 
 def startup_summary(analysis: Analysis) -> dict[str, Any]:
-    log = analysis.log
-    phases = startup_phases(log)
+    """Startup of the last launch in the log (a log can hold several attempts)."""
+    launch = last_launch(analysis.log)
+    phases = startup_phases(launch)  # type: ignore[arg-type]
     views = analysis.views
-    ready = views.readiness
-    t0 = first_timestamp(log)
+    ready = next((e for e in launch.events if isinstance(e, ServerReady)), None) or next(
+        (e for e in launch.events if isinstance(e, UvicornLifecycle) and e.stage in ("running", "startup-complete")),
+        None)
+    t0 = next((e.ts for e in launch.events if e.ts is not None and e.ts.year > 1900), None)
     out: dict[str, Any] = {
-        "ready": views.ready,
+        "ready": views.ready if launch.launches == 1 else (ready is not None or views.ready),
         "ready_line": ready.line if ready is not None else None,
         "ready_at": ready.ts.isoformat(sep=" ") if ready is not None and ready.ts else None,
         "time_to_ready_s": round((ready.ts - t0).total_seconds(), 2) if ready is not None and ready.ts and t0 else None,
+        "launches": launch.launches,
+        "launch_lines": [launch.start, None if launch.end >= 1 << 60 else launch.end],
     }
     ranks: dict[str, Any] = {}
     for rank in sorted(phases, key=lambda r: (r == MAIN, rank_key(r))):

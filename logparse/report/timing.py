@@ -27,7 +27,7 @@ from logparse.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
-from logparse.timeline import MAIN, PHASES, Phase, startup_phases
+from logparse.timeline import MAIN, PHASES, Phase, last_launch, startup_phases
 from logparse.views import rank_key
 
 if TYPE_CHECKING:
@@ -81,17 +81,8 @@ def _t0(events: list[Event]) -> datetime | None:
 
 def _launch(log: ParsedLog) -> tuple[_Segment, int]:
     """The last launch with startup phases (else the last launch), and the number of launches."""
-    segs = _segments(log)
-    chosen: _Segment | None = None
-    for a, b in segs:
-        events = [e for e in log.events if a <= e.line <= b]
-        seg = _Segment(events, a, b)
-        if startup_phases(seg):  # type: ignore[arg-type]
-            chosen = seg
-    if chosen is None:
-        a, b = segs[-1]
-        chosen = _Segment([e for e in log.events if a <= e.line <= b], a, b)
-    return chosen, len(segs)
+    launch = last_launch(log)
+    return _Segment(launch.events, launch.start, launch.end), launch.launches
 
 
 def _draft_loads(seg: _Segment) -> dict[str, Phase]:
