@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from logparse import colstats
 from logparse.events import (
     BatchDump,
     BenchOneBatchResult,
@@ -128,14 +129,13 @@ def traceback_phase(tb: Traceback) -> str:
     return "unknown"
 
 
-def _mean(values: Iterable[float]) -> float | None:
-    vals = [v for v in values if v == v]
-    return round(sum(vals) / len(vals), 3) if vals else None
+def _mean(values: Sequence[float]) -> float | None:
+    mean = colstats.nanmean(values)
+    return None if mean is None else round(mean, 3)
 
 
-def _max(values: Iterable[float]) -> float | None:
-    vals = [v for v in values if v == v]
-    return max(vals) if vals else None
+def _max(values: Sequence[float]) -> float | None:
+    return colstats.nanmax(values)
 
 
 def _num(value: float) -> float | int:
@@ -173,25 +173,27 @@ class Views:
         return merged
 
     @cached_property
-    def launch_flags(self) -> dict[str, Any]:
-        """Flags of the pasted launch command(s) for the server, continuation lines merged."""
+    def _launch(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Flags and env vars of the pasted server launch command(s), continuation lines merged
+        (bench commands are not the server's)."""
         flags: dict[str, Any] = {}
         env: dict[str, str] = {}
         current_is_server = False
         for e in self.log.of(LaunchCommand):
             if e.program:
                 current_is_server = "bench" not in e.program
-            if current_is_server or not e.program:
-                if e.program or current_is_server:
-                    flags.update(e.flags)
-                    env.update(e.env)
-        self._cache["launch_env"] = env
-        return flags
+            if current_is_server:
+                flags.update(e.flags)
+                env.update(e.env)
+        return flags, env
+
+    @property
+    def launch_flags(self) -> dict[str, Any]:
+        return self._launch[0]
 
     @property
     def launch_env(self) -> dict[str, str]:
-        self.launch_flags
-        return self._cache.get("launch_env", {})
+        return self._launch[1]
 
     def arg(self, name: str) -> Any:
         """A server argument from server_args, else from a pasted launch command (`--kebab-case`)."""
@@ -229,7 +231,7 @@ class Views:
         if any(isinstance(e, sched) and e.ts is not None and e.ts.year > 1900 for e in self.log.events):
             return True
         for cols in (self.log.decode, self.log.prefill):
-            if len(cols) and any(t == t and t > 0 for t in cols.ts[:50]):
+            if len(cols) and any(not math.isnan(t) and t > 0 for t in cols.ts[:50]):
                 return True
         return False
 
@@ -472,13 +474,13 @@ class Views:
                 out["accept_rate_mean"] = v
             if (v := _max(d.cols["gen_throughput"])) is not None:
                 out["gen_throughput_max"] = _num(v)
-            out["cuda_graph_false_lines"] = sum(1 for v in d.cols["cuda_graph"] if v == 0.0)
+            out["cuda_graph_false_lines"] = colstats.count_equal(d.cols["cuda_graph"], 0.0)
         both = [c for c in (d, p) if len(c)]
         for key, col in (("token_usage_max", "token_usage"), ("queue_req_max", "queue"), ("running_req_max", "running")):
-            v = _max(x for c in both for x in c.cols[col])
+            v = _max([m for c in both if (m := _max(c.cols[col])) is not None])
             if v is not None:
                 out[key] = _num(v)
-        mamba = _max(x for c in both for x in c.column("mamba_usage"))
+        mamba = _max([m for c in both if (m := _max(c.column("mamba_usage"))) is not None])
         if mamba is not None:
             out["mamba_usage_max"] = _num(mamba)
         retractions = self.log.of(Retraction)
@@ -614,12 +616,8 @@ def is_nan(v: float) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _median(values: list[float]) -> float | None:
-    vals = sorted(v for v in values if v == v)
-    if not vals:
-        return None
-    mid = len(vals) // 2
-    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+def _median(values: Sequence[float]) -> float | None:
+    return colstats.nanmedian(values)
 
 
 def _round(v: float | None, nd: int = 2) -> float | None:
@@ -631,29 +629,28 @@ def serving_summary(log: ParsedLog) -> dict[str, Any]:
     d, p, a = log.decode, log.prefill, log.access
     out: dict[str, Any] = {"decode_lines": len(d), "prefill_lines": len(p), "http_requests": len(a)}
     if len(d):
-        gen = list(d.cols["gen_throughput"])
+        gen = d.cols["gen_throughput"]
         out["gen_throughput"] = {"median": _round(_median(gen)), "max": _round(_max(gen))}
-        out["running_req"] = {"median": _median(list(d.cols["running"])), "max": _max(d.cols["running"])}
-        out["queue_req"] = {"median": _median(list(d.cols["queue"])), "max": _max(d.cols["queue"])}
-        out["token_usage"] = {"median": _round(_median(list(d.cols["token_usage"]))),
+        out["running_req"] = {"median": _median(d.cols["running"]), "max": _max(d.cols["running"])}
+        out["queue_req"] = {"median": _median(d.cols["queue"]), "max": _max(d.cols["queue"])}
+        out["token_usage"] = {"median": _round(_median(d.cols["token_usage"])),
                               "max": _round(_max(d.cols["token_usage"]))}
-        acc = list(d.cols["accept_len"])
-        if any(v == v for v in acc):
-            out["accept_len"] = {"mean": _mean(acc), "median": _round(_median(acc)), "min": _round(min(v for v in acc if v == v)),
+        acc = d.cols["accept_len"]
+        if colstats.any_present(acc):
+            out["accept_len"] = {"mean": _mean(acc), "median": _round(_median(acc)), "min": _round(colstats.nanmin(acc)),
                                  "max": _round(_max(acc))}
-            rate = list(d.cols["accept_rate"])
-            if any(v == v for v in rate):
+            rate = d.cols["accept_rate"]
+            if colstats.any_present(rate):
                 out["accept_rate"] = {"mean": _mean(rate), "median": _round(_median(rate))}
-        out["cuda_graph_false_lines"] = sum(1 for v in d.cols["cuda_graph"] if v == 0.0)
+        out["cuda_graph_false_lines"] = colstats.count_equal(d.cols["cuda_graph"], 0.0)
     if len(p):
-        thr = list(p.cols["input_throughput"])
-        if any(v == v for v in thr):
+        thr = p.cols["input_throughput"]
+        if colstats.any_present(thr):
             out["input_throughput"] = {"median": _round(_median(thr)), "max": _round(_max(thr))}
         out["prefill_queue_req_max"] = _max(p.cols["queue"])
     if len(a):
-        statuses: dict[str, int] = {}
-        for s in a.status:
-            statuses[str(s)] = statuses.get(str(s), 0) + 1
-        out["http_status"] = dict(sorted(statuses.items()))
+        from collections import Counter
+
+        out["http_status"] = {str(k): v for k, v in sorted(Counter(a.status).items())}
     out["retractions"] = len(log.of(Retraction))
     return {k: v for k, v in out.items() if v is not None}
