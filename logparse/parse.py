@@ -28,7 +28,7 @@ from logparse.columns import (
 from logparse.coverage import Coverage
 from logparse.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
 from logparse.grammar import get_parser
-from logparse.reader import ReadReport, read_lines, split_points
+from logparse.reader import ReadReport, line_ranges, read_lines, split_points
 from logparse.records import TracebackAssembler
 from logparse.transform import Envelope
 
@@ -307,12 +307,18 @@ def fetch_lines(log: ParsedLog, numbers: Iterable[int]) -> dict[int, str]:
     out = {n: log.texts[n] for n in wanted if n in log.texts}
     missing = wanted - out.keys()
     if missing and log.path != "-":
-        last = max(missing)
+        ranges = line_ranges(log.path, sorted(missing))
         report = ReadReport(path=log.path)
-        for no, text, _wrapper in read_lines(log.path, report):
-            if no in missing:
-                shown = text[:MAX_EVIDENCE_LINE]
-                out[no] = shown if no not in out else f"{out[no]} ⏎ {shown}"
-            if no > last:
-                break
+        if ranges is None:  # gzip: read from the start up to the last wanted line
+            ranges = [(0, -1, 1)]
+        for start, end, first in ranges:
+            source = read_lines(log.path, report) if end < 0 else read_lines(
+                log.path, report, start=start, end=end, first_line_no=first)
+            last = max(missing)
+            for no, text, _wrapper in source:
+                if no in missing:
+                    shown = text[:MAX_EVIDENCE_LINE]
+                    out[no] = shown if no not in out else f"{out[no]} ⏎ {shown}"
+                if no > last:
+                    break
     return out

@@ -1071,3 +1071,56 @@ def split_points(path: str, parts: int) -> list[tuple[int, int, int]]:
         stop = starts[j + 1][0] if j + 1 < len(starts) else size
         out.append((s, stop, no))
     return out
+
+
+def line_ranges(path: str, lines: Sequence[int]) -> list[tuple[int, int, int]] | None:
+    """Byte ranges (start, end, first_line_no) of a plain file that hold the given physical lines,
+    for re-reading a few lines (evidence) with read_lines(start=, end=, first_line_no=) without
+    decoding the whole file: newlines are counted per block at C speed. Consecutive wanted lines
+    share a range. None for gzip files and stdin (read them whole instead)."""
+    if path == "-" or not lines:
+        return None
+    wanted = sorted(set(lines))
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) == _GZIP_MAGIC:
+                return None
+            f.seek(0)
+            starts: dict[int, int] = {}  # line number → byte offset of its start
+            need = set(wanted) | {n + 1 for n in wanted}
+            last = max(need)
+            line_no, pos = 1, 0
+            if 1 in need:
+                starts[1] = 0
+            while line_no < last:
+                block = f.read(_COUNT_BLOCK)
+                if not block:
+                    break
+                count = block.count(b"\n")
+                # Skip a block that holds none of the wanted line starts.
+                if not any(line_no < n <= line_no + count for n in need):
+                    line_no += count
+                    pos += len(block)
+                    continue
+                i = -1
+                for _ in range(count):
+                    i = block.find(b"\n", i + 1)
+                    line_no += 1
+                    if line_no in need:
+                        starts[line_no] = pos + i + 1
+                    if line_no >= last:
+                        break
+                pos += len(block)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
+    ranges: list[tuple[int, int, int]] = []
+    for n in wanted:
+        if n not in starts:
+            continue
+        end = starts.get(n + 1, size)
+        if ranges and ranges[-1][1] == starts[n]:
+            ranges[-1] = (ranges[-1][0], end, ranges[-1][2])
+        else:
+            ranges.append((starts[n], end, n))
+    return ranges

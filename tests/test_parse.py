@@ -50,3 +50,25 @@ def test_unparsed_templates_mask_numbers() -> None:
     for t in top:
         assert t["count"] >= 1 and t["first_line"] >= 1
         assert not re.search(r"\d", re.sub(r"<\w+>", "", t["template"])), t
+
+
+def test_fetch_lines_rereads_exactly_the_wanted_lines(tmp_path: Path) -> None:
+    """Evidence for hot lines is re-read by byte range; it must equal a full read."""
+    from logparse.parse import fetch_lines
+    from logparse.reader import ReadReport, read_lines
+
+    body = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in corpus_logs()[:20]) * 3
+    path = tmp_path / "ev.log"
+    path.write_bytes(body)
+    log = parse_file(str(path))
+    log.texts.clear()  # force the re-read for every line
+    total = log.report.physical_lines
+    wanted = [1, 2, 3, total // 2, total // 2 + 1, total - 1, total]
+    full: dict[int, str] = {}
+    for no, text, _ in read_lines(str(path), ReadReport(path=str(path))):
+        if no in wanted:
+            full[no] = text if no not in full else f"{full[no]} ⏎ {text}"
+    got = fetch_lines(log, wanted)
+    assert got.keys() == full.keys()
+    for n in wanted:
+        assert got[n] == full[n][:4096]

@@ -84,6 +84,13 @@ class RuleContext:
 
     # ------------------------------------------------------------------ reading helpers
 
+    def _folded(self, line: int, text: str) -> str:
+        cache = self.__dict__.setdefault("_folded_texts", {})
+        folded = cache.get(line)
+        if folded is None:
+            folded = cache[line] = text.lower()
+        return folded  # type: ignore[no-any-return]
+
     def text(self, line: int) -> str:
         """The cleaned text of a (non-hot) line, '' when not kept."""
         return self.log.texts.get(line, "")
@@ -94,12 +101,15 @@ class RuleContext:
         """(line, match) for every kept line whose text matches — for messages the grammar has no event
         for (yet). Claimed lines are skipped unless `unclaimed=False`."""
         hints = required_literals(pattern.pattern, pattern.flags)
+        fold = bool(pattern.flags & re.IGNORECASE)
         for no, text in self.log.texts.items():
             if unclaimed and no in self.claimed:
                 continue
             # A cheap substring test first: most lines lack every literal the pattern requires.
-            if hints is not None and not any(h in text for h in hints):
-                continue
+            if hints is not None:
+                hay = self._folded(no, text) if fold else text
+                if not any(h in hay for h in hints):
+                    continue
             m = pattern.search(text)
             if m:
                 yield no, m
@@ -230,18 +240,21 @@ def required_literals(pattern: str, flags: int = 0) -> tuple[str, ...] | None:
 
 
 def _required(pattern: str, flags: int) -> tuple[str, ...] | None:
+    """For a case-insensitive pattern the literals come back lower-cased (ASCII only: Unicode
+    case folding is not plain lower-casing), to be looked for in lower-cased text."""
     from re import _constants as c
     from re import _parser
 
-    if flags & re.IGNORECASE:
-        return None
     try:
         parsed = _parser.parse(pattern, flags)
     except re.error:
         return None
-    if parsed.state.flags & re.IGNORECASE:
-        return None
-    return _seq_required(list(parsed), c)
+    hints = _seq_required(list(parsed), c)
+    if hints is not None and (flags | parsed.state.flags) & re.IGNORECASE:
+        if not all(h.isascii() for h in hints):
+            return None
+        hints = tuple(h.lower() for h in hints)
+    return hints
 
 
 def _seq_required(items: list[Any], c: Any) -> tuple[str, ...] | None:
