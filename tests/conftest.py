@@ -24,3 +24,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+# --------------------------------------------------------------------------- rule-test helpers
+
+
+def write_log(tmp_path: Path, text: str, name: str = "run.log") -> str:
+    """Write a small log for a test and return its path."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def analyze_text(tmp_path: Path, text: str, config: dict | None = None, *, name: str = "x.log"):  # type: ignore[no-untyped-def, type-arg]
+    """Analyze a log written from `text`; no rule may have raised."""
+    from logparse.engine import analyze
+
+    a = analyze(write_log(tmp_path, text, name), config=config)
+    assert not a.rule_errors, a.rule_errors
+    return a
+
+
+def findings_named(a, name: str) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """Every finding of rule `name`, consequences included."""
+    return [f for f in a.all_findings() if f.name == name]
+
+
+def only_finding(a, name: str):  # type: ignore[no-untyped-def]
+    """The one finding of rule `name` (fails with the list of findings otherwise)."""
+    found = findings_named(a, name)
+    assert len(found) == 1, [(f.name, f.message) for f in a.all_findings()]
+    return found[0]

@@ -7,24 +7,14 @@ from pathlib import Path
 from logparse.engine import analyze
 from logparse.events import Severity
 from tests.conftest import CORPUS
+from tests.conftest import analyze_text as run
+from tests.conftest import findings_named as named
 
 REPO = Path(__file__).resolve().parents[1]
 WARN = ("/usr/local/lib/python3.12/dist-packages/sglang/launch_server.py:51: UserWarning: 'python -m "
         "sglang.launch_server' is still supported, but 'sglang serve' is the recommended entrypoint.\n"
         "  Example: sglang serve --model-path <model> [options]\n"
         "  warnings.warn(\n")
-
-
-def run(tmp_path: Path, text: str):
-    p = tmp_path / "x.log"
-    p.write_text(text)
-    a = analyze(str(p))
-    assert not a.rule_errors, a.rule_errors
-    return a
-
-
-def named(a, name: str):
-    return [f for f in a.all_findings() if f.name == name]
 
 
 def test_deprecation_only_on_the_printed_warning(tmp_path: Path) -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from logparse.engine import Analysis, analyze
+from logparse.engine import analyze
 from logparse.events import Severity
-from logparse.findings import Finding
+from tests.conftest import only_finding as only
+from tests.conftest import write_log as write
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "rules"
@@ -24,24 +25,6 @@ FAMILY = [
     "mamba-pool-exhausted",
     "memory-leak-detected",
 ]
-
-
-def write(tmp_path: Path, text: str) -> str:
-    p = tmp_path / "run.log"
-    p.write_text(text, encoding="utf-8")
-    return str(p)
-
-
-def only(a: Analysis, name: str) -> Finding:
-    found = [f for f in a.all_findings() if f.name == name]
-    assert len(found) == 1, [(f.name, f.message) for f in a.all_findings()]
-    return found[0]
-
-
-@pytest.mark.parametrize("name", FAMILY)
-def test_fixtures(name: str) -> None:
-    assert name in analyze(str(FIXTURES / name / "bad.log")).fired()
-    assert name not in analyze(str(FIXTURES / name / "good.log")).fired()
 
 
 # --------------------------------------------------------------------------- cuda-oom

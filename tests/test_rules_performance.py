@@ -9,20 +9,10 @@ import pytest
 from logparse.engine import analyze
 from logparse.rules.performance import round_bs
 from tests.conftest import CORPUS
+from tests.conftest import analyze_text as run
+from tests.conftest import findings_named as named
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run(tmp_path: Path, text: str, config: dict | None = None):
-    p = tmp_path / "x.log"
-    p.write_text(text)
-    a = analyze(str(p), config=config)
-    assert not a.rule_errors, a.rule_errors
-    return a
-
-
-def named(a, name: str):
-    return [f for f in a.all_findings() if f.name == name]
 
 
 def decode(sec: int, running: int, graph: bool, usage: float = 0.10, queue: int = 0) -> str:

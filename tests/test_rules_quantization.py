@@ -10,20 +10,10 @@ from logparse.engine import analyze
 from logparse.events import Severity
 from logparse.rules.quantization import tp_candidates
 from tests.conftest import CORPUS
+from tests.conftest import analyze_text as run
+from tests.conftest import findings_named as named
 
 SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
-
-
-def run(tmp_path: Path, text: str):
-    p = tmp_path / "x.log"
-    p.write_text(text)
-    a = analyze(str(p))
-    assert not a.rule_errors, a.rule_errors
-    return a
-
-
-def named(a, name: str):
-    return [f for f in a.all_findings() if f.name == name]
 
 
 def scheduler_tb(rank: str, exc: str, frames: list[tuple[str, int, str]] | None = None) -> str:

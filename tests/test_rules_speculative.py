@@ -10,21 +10,11 @@ import pytest
 from logparse.engine import analyze
 from logparse.rules.speculative import implied_token_acceptance
 from tests.conftest import CORPUS
+from tests.conftest import analyze_text as run
+from tests.conftest import findings_named as named
 
 REPO = Path(__file__).resolve().parents[1]
 SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
-
-
-def run(tmp_path: Path, text: str, config: dict | None = None):
-    p = tmp_path / "x.log"
-    p.write_text(text)
-    a = analyze(str(p), config=config)
-    assert not a.rule_errors, a.rule_errors
-    return a
-
-
-def named(a, name: str):
-    return [f for f in a.all_findings() if f.name == name]
 
 
 def decode(ts: str, running: int, accept: float | None, thr: float, width: int = 4, queue: int = 0) -> str:
