@@ -105,7 +105,7 @@ def _rows(path: str, kind: str, jobs: int) -> Iterator[dict[str, Any]]:
     from logparse.parse import parse_file
 
     log = parse_file(path, jobs=jobs)
-    columns = {"decode_batch": log.decode, "prefill_batch": log.prefill, "http_access": log.access}
+    columns: dict[str, Any] = {"decode_batch": log.decode, "prefill_batch": log.prefill, "http_access": log.access}
     if kind in columns:
         for e in columns[kind].iter_events(log.path):
             yield e.as_dict()
@@ -212,7 +212,7 @@ def _module_exists(module: str) -> bool:
 
 
 main.list_commands = _list_commands  # type: ignore[method-assign]
-main.get_command = _get_command  # type: ignore[method-assign]
+main.get_command = _get_command  # type: ignore[method-assign, assignment]
 
 if __name__ == "__main__":
     main()

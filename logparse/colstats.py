@@ -8,8 +8,8 @@ plain Python, so that a short log does not pay numpy's import.
 from __future__ import annotations
 
 from array import array
-from math import isnan
 from collections.abc import Sequence
+from math import isnan
 from typing import Any
 
 NUMPY_FROM = 20_000

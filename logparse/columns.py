@@ -27,7 +27,7 @@ def epoch(ts: datetime | None) -> float:
 
 
 def from_epoch(value: float) -> datetime | None:
-    return None if value != value else datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
+    return None if math.isnan(value) else datetime.fromtimestamp(value, UTC).replace(tzinfo=None)
 
 
 class Interner:
@@ -148,7 +148,7 @@ class StatsColumns(_Columns):
             kw: dict[str, Any] = {}
             for name, col in self._col_list:
                 v = col[i]
-                if v == v:
+                if not math.isnan(v):
                     kw[name] = bool(v) if name == "cuda_graph" else int(v) if name in ints else v
             extra = {n: c[i] for n, c in extras.items() if c[i] == c[i]}
             if extra:

@@ -40,7 +40,7 @@ class FastToken(str):
     __slots__ = ("type",)
     type: str
 
-    def __new__(cls, type_: str, value: str) -> FastToken:
+    def __new__(cls, type_: str, value: str) -> FastToken:  # noqa: PYI034 — FastToken is final
         tok = str.__new__(cls, value)
         tok.type = type_
         return tok
@@ -257,7 +257,7 @@ class _Dispatcher:
     def earlier(self, char: str, name: str) -> list[str]:
         """Regexps of the candidates for `char` that lark tries before terminal `name`."""
         cands = self._cands.get(char) or self._candidates(char)
-        out = []
+        out: list[str] = []
         for n, regexp, _ in cands:
             if n == name:
                 return out
@@ -557,9 +557,9 @@ class LineParser:
 
         parse = self.lark.parse
         try:
-            return parse(text, start="line")  # type: ignore[no-any-return]
+            return parse(text, start="line")  # type: ignore[return-value]
         except LarkError:
-            return parse(text, start="unparsed_line")  # type: ignore[no-any-return]
+            return parse(text, start="unparsed_line")  # type: ignore[return-value]
 
 
 def _cached_fast_data(parser: LineParser, strict: bool) -> FastPathData:

@@ -10,6 +10,7 @@ result: `tests/test_parse.py` checks that jobs=1 and jobs=2 agree.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -95,7 +96,7 @@ class TimeCache:
                 frac = float("0" + text[19:].replace(",", ".")) if len(text) > 19 else 0.0
             except ValueError:
                 return epoch(self.get(text))
-            return day + secs + frac if day == day else NAN
+            return NAN if math.isnan(day) else day + secs + frac
         return epoch(self.get(text))
 
     def get(self, text: str | None) -> datetime | None:

@@ -12,6 +12,7 @@ hashing, a readable repr) with shared generic methods and no code generation. It
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, dataclass_transform
 
@@ -91,7 +92,7 @@ _PARAMS = dataclasses._DataclassParams(  # type: ignore[attr-defined]
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,))
 def record(cls: T) -> T:
     """Make `cls` (a subclass of Record) a frozen, slotted, keyword-only record class."""
-    own = cls.__dict__.get("__annotations__", {})
+    own = inspect.get_annotations(cls)
     spec = list(getattr(cls, "__record_spec__", ()))
     known = {name for name, _, _ in spec}
     own_names: list[str] = []
@@ -112,13 +113,13 @@ def record(cls: T) -> T:
             own_names.append(name)
     namespace = {k: v for k, v in cls.__dict__.items() if k not in own_names and k not in ("__dict__", "__weakref__")}
     namespace["__slots__"] = tuple(own_names)
-    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new: Any = type(cls)(cls.__name__, cls.__bases__, namespace)
     new.__qualname__ = cls.__qualname__
     new.__record_spec__ = tuple(spec)
     new.__record_names__ = tuple(n for n, _, _ in spec)
     fields: dict[str, dataclasses.Field[Any]] = {}
     for name, default, factory in spec:
-        f: dataclasses.Field[Any] = dataclasses.field(default=default, default_factory=factory or _MISSING)  # type: ignore[call-overload]
+        f: dataclasses.Field[Any] = dataclasses.field(default=default, default_factory=factory or _MISSING)  # type: ignore[call-overload, arg-type]
         f.name = name
         f.type = own.get(name, Any)
         f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
@@ -126,4 +127,4 @@ def record(cls: T) -> T:
         fields[name] = f
     new.__dataclass_fields__ = fields
     new.__dataclass_params__ = _PARAMS
-    return new  # type: ignore[return-value]
+    return new  # type: ignore[no-any-return]

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from logparse.events import EVENT_CLASSES, BenchOneBatchResult, BenchServingResult, Traceback, Unparsed
+from logparse.events import (
+    EVENT_CLASSES,
+    BenchOneBatchResult,
+    BenchServingResult,
+    Traceback,
+    Unparsed,
+)
 from logparse.grammar import get_parser
 from logparse.reader import ReadReport, read_lines
 from logparse.resources import grammar_text
@@ -40,10 +46,10 @@ def test_fast_path_equals_lalr(parser, path: Path) -> None:  # type: ignore[no-u
 def test_fast_path_covers_the_hot_shapes(parser) -> None:  # type: ignore[no-untyped-def]
     """The lines that dominate real logs must not fall back to LALR (that is the point of it)."""
     hot = [
-        "[2026-03-07 15:31:10 TP0] Decode batch, #running-req: 32, #token: 25316, token usage: 0.06, "
-        "cuda graph: True, gen throughput (token/s): 2876.45, #queue-req: 0",
-        "[2026-04-05 10:00:00 TP0] Prefill batch, #new-seq: 1, #new-token: 1024, #cached-token: 0, token usage: 0.01, "
-        "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): 88.41",
+        ("[2026-03-07 15:31:10 TP0] Decode batch, #running-req: 32, #token: 25316, token usage: 0.06, "
+         "cuda graph: True, gen throughput (token/s): 2876.45, #queue-req: 0"),
+        ("[2026-04-05 10:00:00 TP0] Prefill batch, #new-seq: 1, #new-token: 1024, #cached-token: 0, token usage: 0.01, "
+         "#running-req: 0, #queue-req: 0, cuda graph: False, input throughput (token/s): 88.41"),
         '[2026-02-26 16:40:58] INFO:     127.0.0.1:43092 - "GET /health HTTP/1.1" 200 OK',
     ]
     for line in hot:

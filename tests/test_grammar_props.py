@@ -26,7 +26,7 @@ LINE = st.one_of(st.text(max_size=200), st.lists(PIECES, max_size=12).map("".joi
 @given(LINE.filter(lambda s: "\n" not in s and "\r" not in s))
 def test_any_line_parses_to_an_event(line: str) -> None:
     parser = get_parser()
-    env, cls, kw = parser.parse(line)
+    _env, cls, kw = parser.parse(line)
     assert cls.kind in EVENT_CLASSES
     assert isinstance(kw, dict)
     # The fast path and LALR agree on arbitrary input too.

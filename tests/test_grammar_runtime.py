@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.events import DecodeBatch, HttpAccess, PrefillBatch, Retraction, ServerReady, Unparsed, UvicornLifecycle
+from logparse.events import (
+    DecodeBatch,
+    HttpAccess,
+    PrefillBatch,
+    Retraction,
+    ServerReady,
+    Unparsed,
+    UvicornLifecycle,
+)
 from logparse.grammar import get_parser
 from logparse.transform import runtime
 from tests.conftest import corpus_logs
@@ -83,7 +91,7 @@ def parser():  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(("line", "cls", "fields"), CASES, ids=[c[0][:60] for c in CASES])
 def test_line(parser, line: str, cls: type, fields: dict) -> None:  # type: ignore[no-untyped-def, type-arg]
-    env, got_cls, kw = parser.parse(line)
+    _env, got_cls, kw = parser.parse(line)
     assert got_cls is cls
     assert kw == fields
     assert parser.parse(line) == parser.parse_lalr(line)

@@ -82,9 +82,9 @@ def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extr
         if key != "cuda graph":
             extra["graph_device_" + key.split()[0]] = 1.0
     else:
-        num = _number(value)
-        if num is not None:
-            extra[_extra_name(key)] = num
+        number = _number(value)
+        if number is not None:
+            extra[_extra_name(key)] = number
 
 
 def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
