@@ -83,3 +83,56 @@ def any_present(values: Sequence[float]) -> bool:
         arr = _np(values)
         return bool((~np_isnan(arr)).any())
     return any(not isnan(v) for v in values)
+
+
+def present_indices(values: Sequence[float]) -> list[int]:
+    """Indices of the values that are not NaN."""
+    if len(values) >= NUMPY_FROM:
+        import numpy as np
+
+        return np.flatnonzero(~np_isnan(_np(values))).tolist()  # type: ignore[no-any-return]
+    return [i for i, v in enumerate(values) if not isnan(v)]
+
+
+def rows_where(a: Sequence[float], a_min: float, b: Sequence[float], b_above: float) -> list[int]:
+    """Indices where a >= a_min and b > b_above (NaN never qualifies)."""
+    if len(a) >= NUMPY_FROM:
+        import numpy as np
+
+        return np.flatnonzero((_np(a) >= a_min) & (_np(b) > b_above)).tolist()  # type: ignore[no-any-return]
+    return [i for i in range(len(a)) if a[i] >= a_min and b[i] > b_above]
+
+
+def longest_runs(groups: Sequence[int], values: Sequence[float], level: float) -> dict[int, list[int]]:
+    """For each group code, the row indices of its first longest run of consecutive rows (within
+    the group, in order) whose value is >= level (NaN breaks a run). Groups without such a row
+    map to []."""
+    out: dict[int, list[int]] = {}
+    if len(values) >= NUMPY_FROM:
+        import numpy as np
+
+        g = np.frombuffer(groups, dtype=np.int32) if isinstance(groups, array) and groups.typecode == "i" else np.asarray(groups)
+        v = _np(values)
+        for code in np.unique(g).tolist():
+            idx = np.flatnonzero(g == code)
+            flags = (v[idx] >= level).astype(np.int8)
+            if not flags.any():
+                out[code] = []
+                continue
+            edges = np.diff(np.concatenate(([0], flags, [0])))
+            starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+            k = int(np.argmax(ends - starts))  # argmax returns the first of equal maxima
+            out[code] = idx[starts[k] : ends[k]].tolist()
+        return out
+    runs: dict[int, list[int]] = {}
+    for i in range(len(values)):
+        code = groups[i]
+        best = out.setdefault(code, [])
+        run = runs.setdefault(code, [])
+        if values[i] >= level:
+            run.append(i)
+            if len(run) > len(best):
+                out[code] = list(run)
+        else:
+            runs[code] = []
+    return out

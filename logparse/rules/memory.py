@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from logparse import colstats
 from logparse.events import (
     Event,
     ExceptionHeader,
@@ -860,20 +861,7 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
     if not len(d):
         return
     usage = d.cols["token_usage"]
-    by_rank: dict[int, list[int]] = {}
-    for i in range(len(d)):
-        by_rank.setdefault(d.rank[i], []).append(i)
-    for code, rows in by_rank.items():
-        run: list[int] = []
-        best: list[int] = []
-        for i in rows:
-            v = usage[i]
-            if not math.isnan(v) and v >= level:
-                run.append(i)
-                if len(run) > len(best):
-                    best = list(run)
-            else:
-                run = []
+    for code, best in colstats.longest_runs(d.rank, usage, level).items():
         if len(best) < need:
             continue
         rank = d.ranks.values[code]

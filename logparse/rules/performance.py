@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from logparse import colstats
 from logparse.events import CaptureBatchSizes, KnownMessage, SchedulerLimits, Severity
 from logparse.findings import Finding
 from logparse.rules.context import RuleContext
@@ -142,10 +143,8 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
     hits: list[tuple[int, float, float, float]] = []  # (line, usage, queue, running)
     for cols in (ctx.log.decode, ctx.log.prefill):
         usage, queue, running = cols.cols["token_usage"], cols.cols["queue"], cols.cols["running"]
-        for i in range(len(cols.line)):
-            u, q = usage[i], queue[i]
-            if not (math.isnan(u) or math.isnan(q)) and u >= level and q > 0:
-                hits.append((cols.line[i], u, q, running[i]))
+        for i in colstats.rows_where(usage, level, queue, 0):
+            hits.append((cols.line[i], usage[i], queue[i], running[i]))
     if len(hits) < min_lines:
         return
     hits.sort()

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from logparse import colstats
 from logparse.events import (
     BenchServingResult,
     CaptureEnd,
@@ -547,7 +548,7 @@ class Acceptance:
 def acceptance(ctx: RuleContext) -> Acceptance:
     d = ctx.log.decode
     acc = d.cols["accept_len"]
-    idx = [i for i, v in enumerate(acc) if not math.isnan(v)]
+    idx = colstats.present_indices(acc)
     out = Acceptance()
     if idx:
         vals = [acc[i] for i in idx]
@@ -578,17 +579,10 @@ def break_even(ctx: RuleContext, acc: Acceptance) -> dict[str, Any] | None:
         return None
     d = ctx.log.decode
     acc_col, run, gen = d.cols["accept_len"], d.cols["running"], d.cols["gen_throughput"]
-    spec: dict[int, list[float]] = {}
-    base: dict[int, list[float]] = {}
-    for i in range(len(d.line)):
-        r, g = run[i], gen[i]
-        if math.isnan(r) or math.isnan(g) or r <= 0 or g <= 0:
-            continue
-        bucket = int(math.log2(r))
-        (base if math.isnan(acc_col[i]) else spec).setdefault(bucket, []).append(g / r)
+    spec, base = _per_request_throughput(acc_col, run, gen)
     common = sorted(set(spec) & set(base))
     if common:
-        ratios = [_median(spec[b]) / _median(base[b]) for b in common]
+        ratios = [spec[b] / base[b] for b in common]
         speedup = _median(ratios)
         return {"method": "decode throughput per running request, spec vs no-spec lines at the same batch sizes",
                 "speedup": round(speedup, 3), "break_even_accept_len": round(acc.mean / speedup, 2),
@@ -605,6 +599,34 @@ def break_even(ctx: RuleContext, acc: Acceptance) -> dict[str, Any] | None:
                         "speedup": round(speedup, 3), "break_even_accept_len": round(mean / speedup, 2),
                         "bench_lines": [b.line, s.line]}
     return None
+
+
+def _per_request_throughput(acc: Any, run: Any, gen: Any) -> tuple[dict[int, float], dict[int, float]]:
+    """Median decode throughput per running request, by batch-size bucket (int(log2(#running))),
+    for lines with accept fields (speculative) and without (baseline). numpy on large logs."""
+    if len(run) >= colstats.NUMPY_FROM:
+        import numpy as np
+
+        r, g, a = (np.frombuffer(c, dtype=np.float64) for c in (run, gen, acc))
+        valid = (r > 0) & (g > 0)  # NaN compares False
+        rv, gv, av = r[valid], g[valid], a[valid]
+        buckets = np.trunc(np.log2(rv)).astype(np.int64)
+        ratio = gv / rv
+        is_spec = ~np.isnan(av)
+        out: tuple[dict[int, float], dict[int, float]] = ({}, {})
+        for which, mask in ((0, is_spec), (1, ~is_spec)):
+            for b in np.unique(buckets[mask]).tolist():
+                out[which][int(b)] = float(np.median(ratio[mask & (buckets == b)]))
+        return out
+    spec: dict[int, list[float]] = {}
+    base: dict[int, list[float]] = {}
+    for i in range(len(run)):
+        rr, gg = run[i], gen[i]
+        if math.isnan(rr) or math.isnan(gg) or rr <= 0 or gg <= 0:
+            continue
+        bucket = int(math.log2(rr))
+        (base if math.isnan(acc[i]) else spec).setdefault(bucket, []).append(gg / rr)
+    return ({b: _median(v) for b, v in spec.items()}, {b: _median(v) for b, v in base.items()})
 
 
 def _median(values: list[float]) -> float:
