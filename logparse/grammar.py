@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from lark import Lark
 
 START_SYMBOLS = ["line", "unparsed_line"]
+# Bump when FastPathData changes shape: the per-user cache is keyed by it.
+FASTPATH_FORMAT = 2
 
 
 class FastToken(str):
@@ -74,7 +76,7 @@ def _cache_path(text: str, strict: bool) -> str | None:
         lark_id = f"{origin}:{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         lark_id = origin
-    digest = hashlib.sha256(f"{lark_id}|{strict}|{text}".encode()).hexdigest()[:20]
+    digest = hashlib.sha256(f"{FASTPATH_FORMAT}|{lark_id}|{strict}|{text}".encode()).hexdigest()[:20]
     return str(folder / f"grammar-{digest}.lark-cache")
 
 
@@ -303,6 +305,8 @@ class FastPathData:
     literal_prefixes: dict[str, str]
     # first terminal → flat alternatives: (regex source, kept (group, terminal), callback name)
     alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
+    # every terminal's regexp (the fused stats shapes need the body terminal's)
+    terminal_patterns: dict[str, str] | None = None
 
     @classmethod
     def from_lark(cls, lark: Lark) -> FastPathData:
@@ -324,8 +328,9 @@ class FastPathData:
         for rule in _flat_rules(rules_by_origin, "message"):
             alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
         lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
+        patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
         return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
-                   dict(alternatives))
+                   dict(alternatives), patterns)
 
 
 def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
@@ -360,6 +365,22 @@ class _Shape:
     prefix: str | None
     alt: _Alternative
     hits: int = 0
+    parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
+    counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
+
+
+@dataclass(slots=True)
+class _StatsShape:
+    """A shape of a stats line fused with the stats body's key signature: one regex proves the
+    grammar's tokens (the body token as a lookahead) and captures every field value, and the
+    signature's generated builder turns them into fields — the body is scanned once."""
+
+    regex: re.Pattern[str]
+    prefix: str | None
+    offset: int  # index in m.groups() of the first signature value
+    build: Callable[[tuple[str, ...]], dict[str, Any]]
+    fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
+    hits: int = 0
 
 
 class FastPath:
@@ -383,6 +404,8 @@ class FastPath:
         self._env_cache: dict[str, Any] = {}
         self._prefix_regexp = {name: regexp for name, regexp in data.start if name in data.prefix}
         self._shapes: list[_Shape] = []
+        self._stats_shapes: list[_StatsShape] = []
+        self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
         self._seen: dict[tuple[str, str | None, str, int], int] = {}
         self._parsed = 0
 
@@ -406,8 +429,9 @@ class FastPath:
             earlier = self._start.earlier(char0, first)
         if earlier:
             parts.append(f"(?!{'|'.join(earlier)})")
+        head = "".join(parts)
         parts.append(alt.src)
-        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt))
+        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt, parts=head))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -425,6 +449,10 @@ class FastPath:
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
+        for fused in self._stats_shapes:
+            m = fused.regex.fullmatch(text)
+            if m is not None:
+                return self._from_stats_shape(fused, m)
         for shape in self._shapes:
             m = shape.regex.fullmatch(text)
             if m is not None:
@@ -446,9 +474,54 @@ class FastPath:
                 env = self._env_cache[value] = self._prefix[shape.prefix]([_token(shape.prefix, value)])
         alt = shape.alt
         if alt.plain:
-            partial = alt.callback([m.group(g) for g, _ in alt.kept])
+            tokens = [m.group(g) for g, _ in alt.kept]
+            partial = alt.callback(tokens)
+            if alt.name in self._stats_callbacks and len(self._stats_shapes) < _MAX_SHAPES:
+                self._learn_stats(shape, tokens)
         else:
             partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _learn_stats(self, shape: _Shape, tokens: list[str]) -> None:
+        """Count the stats signature of this line on its shape; a frequent one gets a fused shape."""
+        from logparse.transform.runtime import stats_signature
+
+        known, fields = self._stats_callbacks[shape.alt.name]
+        head_src, body_src = self._head_and_body(shape.alt)
+        if head_src is None:
+            return
+        sig = stats_signature(tokens[-1], known)
+        if sig is None:
+            return
+        counts = shape.counts = shape.counts or {}
+        n = counts[id(sig)] = counts.get(id(sig), 0) + 1
+        if n != _SHAPE_AFTER:
+            return
+        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
+        regex = compile_cached(source)
+        self._stats_shapes.append(
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields))
+
+    def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
+        """The head and body terminal patterns of a two-token stats alternative."""
+        if len(alt.kept) != 2:
+            return None, ""
+        regexps = dict(self.data.start) | dict(self.data.after_prefix)
+        head = regexps.get(alt.kept[0][1])
+        body = self.data.terminal_patterns.get(alt.kept[1][1]) if self.data.terminal_patterns else None
+        return (head, body) if head is not None and body is not None else (None, "")
+
+    def _from_stats_shape(self, fused: _StatsShape, m: re.Match[str]) -> Any:
+        fused.hits += 1
+        env = None
+        if fused.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[fused.prefix]([_token(fused.prefix, value)])
+        partial = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
         return self._line([env, partial] if env is not None else [partial])
 
     def _parse(self, text: str) -> Any:

@@ -78,3 +78,29 @@ def test_aliases_are_written_in_the_grammar() -> None:
     aliases = set(re.findall(r"->\s*([a-z_][a-z0-9_]*)", grammar_text()))
     unknown = {a for a in aliases if not a.endswith("_prefix")} - set(EVENT_CLASSES)
     assert not unknown, sorted(unknown)
+
+
+def test_learned_shapes_equal_lalr_on_long_runs() -> None:
+    """Frequent lines get one-regex shapes and fused stats shapes (learned after 16 lines); the
+    lines parsed through them must still equal LALR, including varied values and heads."""
+    import random
+
+    parser = get_parser()
+    rng = random.Random(0)
+    lines = []
+    for i in range(200):
+        lines.append(
+            f"[2026-04-14 09:40:{i % 60:02d} TP0] Decode batch, #running-req: {rng.randint(1, 64)}, "
+            f"#token: {rng.randint(100, 99999)}, token usage: {rng.random():.2f}, accept len: {1 + rng.random() * 3:.2f}, "
+            f"accept rate: {rng.random():.2f}, cuda graph: {rng.choice(['True', 'False'])}, "
+            f"gen throughput (token/s): {rng.random() * 3000:.2f}, #queue-req: {rng.randint(0, 9)}")
+        lines.append(
+            f"[2026-04-14 09:40:{i % 60:02d} TP1] Prefill batch [{i}], #new-seq: 1, #new-token: {rng.randint(1, 9000)}, "
+            f"#cached-token: 0, token usage: 0.31, #running-req: 40, #queue-req: {rng.randint(0, 3)}, "
+            f"cuda graph: True, input throughput (token/s): {rng.random() * 9000:.2f}")
+        lines.append(f'[2026-04-14 09:40:{i % 60:02d}] INFO:     10.0.0.{i % 250}:5{i:04d} - "POST /generate HTTP/1.1" 200 OK')
+        if i % 7 == 0:  # shapes must not swallow near-misses
+            lines.append(f"[2026-04-14 09:40:{i % 60:02d} TP0] Decode batch, #running-req: {i}, cuda gra")
+    for line in lines:
+        assert parser.parse(line) == parser.parse_lalr(line), line
+    assert parser.fast._shapes and parser.fast._stats_shapes  # type: ignore[union-attr]

@@ -167,6 +167,40 @@ def _iteration(head: str) -> int | None:
     return None
 
 
+def _decode_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]:
+    """A decode line's fields from its head (`Decode batch [N], `) and its parsed stats body."""
+    it = _iteration(head)
+    if it is not None:
+        kw["iteration"] = it
+    return DecodeBatch, kw
+
+
+def _prefill_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]:
+    """A prefill line's fields from its head (`Prefill batch(mixed #running-req: 5). `) and body."""
+    if "(mixed" in head:
+        kw["running"] = int(head[head.index(": ") + 2 : head.index(")")])
+    else:
+        it = _iteration(head)
+        if it is not None:
+            kw["iteration"] = it
+    return PrefillBatch, kw
+
+
+def stats_signature(body: str, known: dict[str, str]) -> _Signature | None:
+    """The learned signature whose regex matches this body (after `_stats` has seen it)."""
+    for sig in _SIGNATURES.get(id(known), ()):
+        if sig.regex.fullmatch(body) is not None:
+            return sig
+    return None
+
+
+# For the fast path's fused stats shapes (grammar.FastPath): callback name → (keys, fields).
+STATS_CALLBACKS: dict[str, tuple[dict[str, str], Any]] = {
+    "decode_batch": (_DECODE_KEYS, _decode_fields),
+    "prefill_batch": (_PREFILL_KEYS, _prefill_fields),
+}
+
+
 @known_fields("UVICORN_BIND_FAILED")
 def _bind_failed(tokens: list[str]) -> dict[str, Any]:
     """`[Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use`"""
@@ -181,29 +215,18 @@ def _bind_failed(tokens: list[str]) -> dict[str, Any]:
 
 
 class RuntimeCallbacks:
+    STATS_CALLBACKS = STATS_CALLBACKS
     # These callbacks read token texts only (never `.type`): the fast path passes them plain str.
     PLAIN_TOKEN_CALLBACKS = ("decode_batch", "prefill_batch", "retraction", "http_access", "uvicorn_lifecycle",
                              "server_ready")
 
     def decode_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
         head, body = children
-        kw = _stats(str(body), _DECODE_KEYS)
-        it = _iteration(head)
-        if it is not None:
-            kw["iteration"] = it
-        return DecodeBatch, kw
+        return _decode_fields(str(head), _stats(str(body), _DECODE_KEYS))
 
     def prefill_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
         head, body = children
-        kw = _stats(str(body), _PREFILL_KEYS)
-        head = str(head)
-        if "(mixed" in head:
-            kw["running"] = int(head[head.index(": ") + 2 : head.index(")")])
-        else:
-            it = _iteration(head)
-            if it is not None:
-                kw["iteration"] = it
-        return PrefillBatch, kw
+        return _prefill_fields(str(head), _stats(str(body), _PREFILL_KEYS))
 
     def retraction(self, children: Children) -> tuple[type, dict[str, Any]]:
         kw: dict[str, Any] = {}
