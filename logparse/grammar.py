@@ -416,8 +416,15 @@ class FastPath:
         candidate matches: negative lookaheads), and matches the whole alternative."""
         key = (char0, prefix, char_msg, id(alt))
         n = self._seen[key] = self._seen.get(key, 0) + 1
-        if n != _SHAPE_AFTER or len(self._shapes) >= _MAX_SHAPES:
+        if n % _SHAPE_AFTER:
             return
+        if len(self._shapes) >= _MAX_SHAPES:
+            # Full: a combination that keeps coming back replaces the least used shape (startup
+            # lines repeated on every rank must not keep the serving lines out for good).
+            weakest = min(self._shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._shapes.remove(weakest)
         parts = [f"(?={re.escape(char0)})"]
         if prefix is not None:
             earlier = self._start.earlier(char0, prefix)
@@ -431,7 +438,9 @@ class FastPath:
             parts.append(f"(?!{'|'.join(earlier)})")
         head = "".join(parts)
         parts.append(alt.src)
-        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt, parts=head))
+        # A new shape starts with the count that earned it, or the next hot combination would
+        # evict it at once as "least used".
+        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt, hits=n, parts=head))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -449,6 +458,9 @@ class FastPath:
 
     def parse(self, text: str) -> Any:
         """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
+        self._parsed += 1
+        if not self._parsed & 2047:
+            self._decay()
         for fused in self._stats_shapes:
             m = fused.regex.fullmatch(text)
             if m is not None:
@@ -459,11 +471,22 @@ class FastPath:
                 return self._from_shape(shape, m)
         return self._parse(text)
 
+    def _decay(self) -> None:
+        """Every 2048 lines: halve all usage counts, so that shapes reflect what the log prints
+        now (a startup line repeated on every rank must not hold a slot while serving lines
+        wait), and try the most used shapes first."""
+        for s in self._shapes:
+            s.hits >>= 1
+            if s.counts:
+                s.counts = {k: v >> 1 for k, v in s.counts.items() if v > 1}
+        for f in self._stats_shapes:
+            f.hits >>= 1
+        self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
+        self._shapes.sort(key=lambda s: -s.hits)
+        self._stats_shapes.sort(key=lambda s: -s.hits)
+
     def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
         shape.hits += 1
-        self._parsed += 1
-        if self._parsed & 1023 == 0:
-            self._shapes.sort(key=lambda s: -s.hits)  # the most frequent shape first
         env = None
         if shape.prefix is not None:
             value = m.group("pfx")
@@ -476,7 +499,7 @@ class FastPath:
         if alt.plain:
             tokens = [m.group(g) for g, _ in alt.kept]
             partial = alt.callback(tokens)
-            if alt.name in self._stats_callbacks and len(self._stats_shapes) < _MAX_SHAPES:
+            if alt.name in self._stats_callbacks:
                 self._learn_stats(shape, tokens)
         else:
             partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
@@ -495,12 +518,17 @@ class FastPath:
             return
         counts = shape.counts = shape.counts or {}
         n = counts[id(sig)] = counts.get(id(sig), 0) + 1
-        if n != _SHAPE_AFTER:
+        if n % _SHAPE_AFTER:
             return
+        if len(self._stats_shapes) >= _MAX_SHAPES:
+            weakest = min(self._stats_shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._stats_shapes.remove(weakest)
         source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
         regex = compile_cached(source)
         self._stats_shapes.append(
-            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields))
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
 
     def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
         """The head and body terminal patterns of a two-token stats alternative."""

@@ -141,9 +141,11 @@ _MAX_SIGNATURES = 8
 def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
     """Split a stats body into fields (see `_apply`). Hot: one regex match per line in steady state."""
     sigs = _SIGNATURES.setdefault(id(known), [])
-    for sig in sigs:
+    for i, sig in enumerate(sigs):
         m = sig.regex.fullmatch(body)
         if m is not None:
+            if i:  # most recently used first: one server prints one or two key sets
+                sigs.insert(0, sigs.pop(i))
             return sig.build(m.groups())  # type: ignore[no-any-return]
     kw: dict[str, Any] = {}
     extra: dict[str, float] = {}
@@ -156,7 +158,9 @@ def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
         if keys is not None:
             keys.append(key)
         _apply(key, value, known, kw, extra)
-    if keys and len(sigs) < _MAX_SIGNATURES:
+    if keys:
+        if len(sigs) >= _MAX_SIGNATURES:
+            sigs.pop()  # the least recently used key set
         sigs.insert(0, _Signature(keys, known))
     return _finish(kw, extra)
 
