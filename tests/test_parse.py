@@ -13,7 +13,7 @@ from logparse import reader as reader_mod
 from logparse.engine import analyze_log
 from logparse.parse import parse_file
 from logparse.render.summary import file_summary
-from tests.conftest import CORPUS, corpus_logs
+from tests.conftest import corpus_logs
 
 
 def _summary(path: str, jobs: int) -> dict:  # type: ignore[type-arg]
