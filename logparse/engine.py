@@ -46,7 +46,6 @@ from logparse.events import (
     UvicornLifecycle,
 )
 from logparse.findings import Evidence, Finding
-from logparse.lazyre import lazy_compile
 from logparse.parse import ParsedLog, fetch_lines, parse_file
 from logparse.views import STARTUP_CODES, STARTUP_EVENTS, Views, rank_key, traceback_phase
 
@@ -141,9 +140,6 @@ INFRA_PATHS = frozenset(
     }
 )
 WARMUP_PROMPT = "The capital city of France is"
-_LOGGED_REQUEST = lazy_compile(
-    r"(?:^|\] )(?:Receive|Finish): obj=|\"event\": \"request\.(?:received|finished)\""
-)
 MAX_GROUPED_EVIDENCE = 64
 # A rule may put this placeholder in a message: the engine puts " on TP0–TP7 (8 times)" there.
 WHERE = "{where}"  # evidence ranges kept for a grouped finding (the first occurrence in full)
@@ -623,12 +619,6 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         ):
             found.append(e.line)
             break
-    else:
-        # --log-requests lines the grammar keeps as text only (`Receive: obj=GenerateReqInput(…)`).
-        for n, text in log.texts.items():
-            if start <= n <= end and _LOGGED_REQUEST.search(text) and WARMUP_PROMPT not in text:
-                found.append(n)
-                break
     return min(found) if found else None
 
 

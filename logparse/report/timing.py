@@ -11,7 +11,6 @@ first dated timestamp. SGLang prints one-second timestamps; where it prints an e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 from statistics import median
@@ -27,7 +26,7 @@ from logparse.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
-from logparse.timeline import MAIN, PHASES, Phase, last_launch, startup_phases
+from logparse.timeline import MAIN, PHASES, Launch, Phase, last_launch, startup_phases
 from logparse.views import rank_key
 
 if TYPE_CHECKING:
@@ -50,15 +49,6 @@ PROGRESS_UNITS = {
 }
 
 
-@dataclass
-class _Segment:
-    """The events of one launch (duck-types ParsedLog for `startup_phases`)."""
-
-    events: list[Event]
-    start: int
-    end: int
-
-
 def _segments(log: ParsedLog) -> list[tuple[int, int]]:
     from logparse.engine import run_segments
 
@@ -79,13 +69,13 @@ def _t0(events: list[Event]) -> datetime | None:
     return None
 
 
-def _launch(log: ParsedLog) -> tuple[_Segment, int]:
+def _launch(log: ParsedLog) -> tuple[Launch, int]:
     """The last launch with startup phases (else the last launch), and the number of launches."""
     launch = last_launch(log)
-    return _Segment(launch.events, launch.start, launch.end), launch.launches
+    return launch, launch.launches
 
 
-def _draft_loads(seg: _Segment) -> dict[str, Phase]:
+def _draft_loads(seg: Launch) -> dict[str, Phase]:
     """A second `Load weight begin/end` pair on a rank: the draft model's weights."""
     seen: dict[str, int] = {}
     out: dict[str, Phase] = {}
@@ -104,7 +94,7 @@ def _draft_loads(seg: _Segment) -> dict[str, Phase]:
     return out
 
 
-def _last_ts(seg: _Segment, rank: str) -> datetime | None:
+def _last_ts(seg: Launch, rank: str) -> datetime | None:
     last = None
     for e in seg.events:
         if (e.rank or MAIN) == rank and e.ts is not None:
@@ -122,7 +112,7 @@ def _r(v: float | None, nd: int = 2) -> float | None:
     return None if v is None else round(v, nd)
 
 
-def phase_rows(seg: _Segment, t0: datetime | None) -> dict[str, list[dict[str, Any]]]:
+def phase_rows(seg: Launch, t0: datetime | None) -> dict[str, list[dict[str, Any]]]:
     phases = startup_phases(seg)  # type: ignore[arg-type]
     for rank, p in _draft_loads(seg).items():
         phases.setdefault(rank, []).append(p)
@@ -229,7 +219,7 @@ def _phase_medians(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _ready(seg: _Segment) -> Event | None:
+def _ready(seg: Launch) -> Event | None:
     fallback = None
     for e in seg.events:
         if isinstance(e, ServerReady):

@@ -11,7 +11,6 @@ from logparse.events import Event, KnownMessage, PythonWarning, SchedulerLimits,
 from logparse.findings import Finding
 from logparse.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
-from logparse.rules.matching import is_command_line
 from logparse.rules.performance import round_bs
 from logparse.rules.registry import rule
 
@@ -41,11 +40,9 @@ def deprecated_entrypoint(ctx: RuleContext) -> Iterator[Finding]:
     **Fix**
     Start the server with `sglang serve --model-path … [options]` (same flags).
     """
+    # The grammar's PythonWarning event is the printed UserWarning; a pasted command line is a
+    # LaunchCommand, so it can never count here.
     events: list[Event] = [w for w in ctx.log.of(PythonWarning) if _ENTRYPOINT.search(w.message)]
-    seen = {e.line for e in events}
-    for no, _m in ctx.texts_matching(_ENTRYPOINT, unclaimed=False):
-        if no not in seen and not is_command_line(ctx, no) and "UserWarning" in ctx.text(no):
-            events.append(Event(line=no, end_line=no))
     if not events:
         return
     events.sort(key=lambda e: e.line)
@@ -93,9 +90,6 @@ def max_running_requests_capped(ctx: RuleContext) -> Iterator[Finding]:
             reason = e.fields.get("reason") or (m.group(2) if m else "")
             if isinstance(n, int):
                 resets.append((e, n, str(reason).strip()))
-    if not resets:
-        for no, m in ctx.texts_matching(_RESET, unclaimed=False):
-            resets.append((Event(line=no, end_line=no), int(m.group(1)), m.group(2).strip()))
     if not resets:
         return
     ev, cap, reason = resets[-1]

@@ -733,13 +733,18 @@ def _fp8_gemm(t: list[str]) -> dict[str, Any]:
     return {"block": _ints(m.group(1))} if m else {}
 
 
-@known_fields("ENDPOINT_DEPRECATED")
-def _endpoint(t: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"endpoint": t[0].split("'")[1]}
+def _renamed(t: list[str], key: str) -> dict[str, Any]:
+    """`'<old>' is deprecated … use '<new>'`: the quoted old name under `key`, and its replacement."""
+    out: dict[str, Any] = {key: t[0].split("'")[1]}
     m = re.search(r"use '([^']+)'", _rest(t))
     if m:
         out["replacement"] = m.group(1)
     return out
+
+
+@known_fields("ENDPOINT_DEPRECATED")
+def _endpoint(t: list[str]) -> dict[str, Any]:
+    return _renamed(t, "endpoint")
 
 
 @known_fields("CLI_ARG_DEPRECATED")
@@ -749,11 +754,7 @@ def _cli_arg(t: list[str]) -> dict[str, Any]:
 
 @known_fields("TOOL_CALL_PARSER_DEPRECATED")
 def _tool_parser(t: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"parser": t[0].split("'")[1]}
-    m = re.search(r"use '([^']+)'", _rest(t))
-    if m:
-        out["replacement"] = m.group(1)
-    return out
+    return _renamed(t, "parser")
 
 
 @known_fields("SYMM_MEM_PREALLOC")
