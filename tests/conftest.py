@@ -38,7 +38,7 @@ def write_log(tmp_path: Path, text: str, name: str = "run.log") -> str:
 
 def analyze_text(tmp_path: Path, text: str, config: dict | None = None, *, name: str = "x.log"):  # type: ignore[no-untyped-def, type-arg]
     """Analyze a log written from `text`; no rule may have raised."""
-    from logparse.engine import analyze
+    from logparse.engine.core import analyze
 
     a = analyze(write_log(tmp_path, text, name), config=config)
     assert not a.rule_errors, a.rule_errors

@@ -1,4 +1,4 @@
-"""Benchmark result assembly (logparse/benchblocks.py): corpus facts, multi-run, cut and headless blocks."""
+"""Benchmark result assembly (logparse/parsing/benchblocks.py): corpus facts, multi-run, cut and headless blocks."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from logparse.benchblocks import BenchAssembler
-from logparse.events import BenchOneBatchResult, BenchServingResult, Event
-from logparse.grammar import get_parser
+from logparse.parsing.benchblocks import BenchAssembler
+from logparse.model.events import BenchOneBatchResult, BenchServingResult, Event
+from logparse.grammar.build import get_parser
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

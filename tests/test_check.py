@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from logparse import cli_check
-from logparse.cli import main
-from logparse.events import Severity
-from logparse.findings import Evidence, Finding
+from logparse.cli import check as cli_check
+from logparse.cli.main import main
+from logparse.model.events import Severity
+from logparse.model.findings import Evidence, Finding
 from logparse.render.check_json import FileResult
 from logparse.rules.registry import BY_CODE, REGISTRY, rule
 
@@ -494,12 +494,12 @@ def test_analyze_file_passes_thresholds_when_the_engine_takes_them(monkeypatch: 
         calls.append({"path": path, "jobs": jobs, "config": config})
         return _A()
 
-    fake_engine = types.ModuleType("logparse.engine")
+    fake_engine = types.ModuleType("logparse.engine.core")
     fake_engine.analyze = analyze  # type: ignore[attr-defined]
-    import logparse
+    import logparse.engine
 
-    monkeypatch.setitem(sys.modules, "logparse.engine", fake_engine)
-    monkeypatch.setattr(logparse, "engine", fake_engine, raising=False)
+    monkeypatch.setitem(sys.modules, "logparse.engine.core", fake_engine)
+    monkeypatch.setattr(logparse.engine, "core", fake_engine, raising=False)
     res = cli_check.analyze_file("x.log", {"kv-cache-saturated": {"token_usage": 0.9}}, 2)
     assert calls == [{"path": "x.log", "jobs": 2, "config": {"kv-cache-saturated": {"token_usage": 0.9}}}]
     assert res.path == "x.log" and res.outcome == "ready" and res.findings == []
@@ -529,7 +529,7 @@ def test_real_engine_on_a_corpus_log(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_thresholds_reach_the_real_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """[tool.logdiag.thresholds] changes what a metric rule decides (dev-031: mean accept len 2.49)."""
-    from logparse.config import threshold_keys
+    from logparse.gate.config import threshold_keys
     from logparse.rules import lookup
     from tests.conftest import CORPUS
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from logparse._version import __version__
-from logparse.cli import main
+from logparse.cli.main import main
 from tests.conftest import CORPUS, REPO
 
 LOG = CORPUS / "dev-041.log"

@@ -8,9 +8,7 @@ from array import array
 
 import pytest
 
-from logparse import colstats
-
-
+from logparse.parsing import colstats
 @pytest.mark.parametrize("seed", range(20))
 def test_numpy_and_python_paths_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)

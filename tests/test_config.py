@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from logparse.config import (
+from logparse.gate.config import (
     Config,
     ConfigError,
     find_config,
@@ -18,7 +18,7 @@ from logparse.config import (
     selector_matches,
     threshold_keys,
 )
-from logparse.events import Severity
+from logparse.model.events import Severity
 from logparse.rules import all_rules, lookup
 from tests.test_check import fake, logs, run, zz_rules  # noqa: F401 — fixtures
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from logparse.cli import main
+from logparse.cli.main import main
 from tests.conftest import CORPUS, corpus_logs
 
 LOGS = corpus_logs()

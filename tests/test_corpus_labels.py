@@ -3,7 +3,7 @@
 Labels (shared/corpus/README.md): `root` is the reported root cause's name (null ↔ no root cause);
 every `expect` name fires (top level or nested as a consequence); no `forbid` name fires;
 `outcome` matches when the label states one; `phase` is `data.phase` of the cuda-oom finding.
-Run through the public API, `logparse.engine.analyze`.
+Run through the public API, `logparse.engine.core.analyze`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = SHARED / "corpus"

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import CliRunner
 
-from logparse.cli import main
-from logparse.engine import (
+from logparse.cli.main import main
+from logparse.engine.core import (
     Analysis,
     analyze,
     execute,
@@ -19,8 +19,8 @@ from logparse.engine import (
     pick_root,
     rank_range,
 )
-from logparse.events import Frame, Severity, Traceback
-from logparse.findings import Evidence, Finding
+from logparse.model.events import Frame, Severity, Traceback
+from logparse.model.findings import Evidence, Finding
 from logparse.rules.context import mask_numbers, traceback_fingerprint
 from logparse.rules.registry import Rule
 
@@ -333,9 +333,9 @@ def test_outcome_of_the_last_launch_attempt(tmp_path: Path) -> None:
 def test_a_failing_rule_is_recorded_not_fatal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from logparse.parse import parse_file
+    from logparse.parsing.pipeline import parse_file
     from logparse.rules import all_rules
-    from logparse.views import Views
+    from logparse.run.views import Views
 
     def broken(ctx: Any) -> list[Finding]:
         raise KeyError("oops")
@@ -358,8 +358,8 @@ def test_a_failing_rule_is_recorded_not_fatal(
 
 
 def test_fallbacks_and_findings_readers_run_last(tmp_path: Path) -> None:
-    from logparse.parse import parse_file
-    from logparse.views import Views
+    from logparse.parsing.pipeline import parse_file
+    from logparse.run.views import Views
 
     order: list[str] = []
 

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from logparse.events import (
+from logparse.model.events import (
     EVENT_CLASSES,
     BenchOneBatchResult,
     BenchServingResult,
     Traceback,
     Unparsed,
 )
-from logparse.grammar import get_parser
-from logparse.reader import ReadReport, read_lines
-from logparse.resources import grammar_text
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
+from logparse.grammar.resources import grammar_text
 from tests.conftest import CORPUS, FIXTURES
 
 FILES = sorted(CORPUS.glob("**/*.log")) + sorted(FIXTURES.glob("**/*.log"))
@@ -85,8 +85,8 @@ def test_learned_shapes_equal_lalr_on_long_runs() -> None:
     lines parsed through them must still equal LALR, including varied values and heads."""
     import random
 
-    from logparse.grammar import LineParser
-    from logparse.transform import LineTransformer
+    from logparse.grammar.build import LineParser
+    from logparse.grammar.transform import LineTransformer
 
     parser = LineParser(LineTransformer())  # fresh: no shapes learned from other tests' lines
     rng = random.Random(0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from logparse.events import (
+from logparse.model.events import (
     BatchDump,
     C10dLog,
     CppStack,
@@ -38,8 +38,8 @@ from logparse.events import (
     TracebackStart,
     Unparsed,
 )
-from logparse.grammar import get_parser
-from logparse.reader import ReadReport, read_lines
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -1757,10 +1757,10 @@ def test_dev027_watchdog_fragments(parser):
 
 def test_every_known_code_is_documented():
     """Codes are public identifiers: each known_message code of failures.lark is listed in the
-    docstring of logparse/transform/failures.py."""
-    import logparse.transform.failures as mod
-    from logparse.resources import grammar_dir
-    from logparse.transform.known import code_of
+    docstring of logparse/grammar/transform/failures.py."""
+    import logparse.grammar.transform.failures as mod
+    from logparse.grammar.resources import grammar_dir
+    from logparse.grammar.transform.known import code_of
 
     grammar = (grammar_dir() / "failures.lark").read_text(encoding="utf-8")
     terminals = set(re.findall(r"\|?\s*([A-Z][A-Z0-9_]+)(?: TEXT\??)?\s+-> known_message", grammar))

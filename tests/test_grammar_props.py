@@ -7,9 +7,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse.events import EVENT_CLASSES
-from logparse.grammar import get_parser
-from logparse.parse import parse_file
+from logparse.model.events import EVENT_CLASSES
+from logparse.grammar.build import get_parser
+from logparse.parsing.pipeline import parse_file
 
 # Text that looks like log lines: envelopes, known message heads, and noise.
 PIECES = st.sampled_from([

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.events import (
+from logparse.model.events import (
     DecodeBatch,
     HttpAccess,
     PrefillBatch,
@@ -13,8 +13,8 @@ from logparse.events import (
     Unparsed,
     UvicornLifecycle,
 )
-from logparse.grammar import get_parser
-from logparse.transform import runtime
+from logparse.grammar.build import get_parser
+from logparse.grammar.transform import runtime
 from tests.conftest import corpus_logs
 
 P = "[2026-03-07 15:31:10 TP0] "

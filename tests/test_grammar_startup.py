@@ -1,4 +1,4 @@
-"""Startup family (grammars/startup.lark + logparse/transform/startup.py): one real line per shape
+"""Startup family (grammars/startup.lark + logparse/grammar/transform/startup.py): one real line per shape
 → (event class, fields, envelope), every historical variant, near-misses, and fast path ≡ LALR."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from logparse.events import (
+from logparse.model.events import (
     CaptureBatchSizes,
     CaptureBegin,
     CaptureEnd,
@@ -37,8 +37,8 @@ from logparse.events import (
     WeightLoadEnd,
     WeightsReady,
 )
-from logparse.grammar import get_parser
-from logparse.reader import ReadReport, read_lines
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
 
@@ -1502,14 +1502,14 @@ def test_near_miss_is_not_a_startup_event(parser: Any, line: str) -> None:
     _, cls, kw = parser.parse(line)
     assert cls not in STARTUP_CLASSES, (cls, kw)
     if cls is KnownMessage:
-        from logparse.transform.startup import __doc__ as codes
+        from logparse.grammar.transform.startup import __doc__ as codes
 
         assert f"``{kw['code']}``" not in (codes or "")
     assert parser.parse(line) == parser.parse_lalr(line)
 
 
 def test_known_codes_are_documented() -> None:
-    from logparse.transform import startup
+    from logparse.grammar.transform import startup
 
     codes = {kw["code"] for _, cls, kw, _ in KNOWN_CASES if cls is KnownMessage}
     codes |= {

@@ -36,7 +36,7 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     assert inst.returncode == 0, inst.stderr
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    where = _run([str(py), "-c", "import logparse, logparse.resources as r; print(logparse.__file__); print(r.grammar_dir())"],
+    where = _run([str(py), "-c", "import logparse, logparse.grammar.resources as r; print(logparse.__file__); print(r.grammar_dir())"],
                  cwd=tmp_path, env=env)
     assert where.returncode == 0, where.stderr
     module_file, grammar_dir = where.stdout.split()

@@ -1,4 +1,4 @@
-"""Tests for logparse.reader: cleaning rules, wrappers, sources, byte ranges and checks.
+"""Tests for logparse.io.reader: cleaning rules, wrappers, sources, byte ranges and checks.
 
 Sample lines are copied from the development corpus (shared/corpus/dev-*.log) so the rules
 are tested against what real captures look like; only `test_corpus_reads_cleanly` reads the
@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse import reader
-from logparse.reader import (
+from logparse.io import reader
+from logparse.io.reader import (
     InputError,
     Line,
     ReadReport,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from logparse import recache
-from logparse.grammar import get_parser
+from logparse.model import recache
+from logparse.grammar.build import get_parser
 
 SAMPLES = [
     "[2026-03-07 15:31:10 TP0] Decode batch, #running-req: 32, #token: 25316",

@@ -1,4 +1,4 @@
-"""Traceback records assembled from line events (logparse/records.py).
+"""Traceback records assembled from line events (logparse/parsing/records.py).
 
 Corpus files are read with the reader (it strips Ray / docker / logger wrappers and says which
 stream wrote each line), every line is parsed with the strict grammar and fed in file order, the
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from logparse.events import Frame, Traceback
-from logparse.grammar import get_parser
-from logparse.reader import ReadReport, read_lines
-from logparse.records import MAX_CONTINUATION_LINES, TracebackAssembler, root_exception
+from logparse.model.events import Frame, Traceback
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
+from logparse.parsing.records import MAX_CONTINUATION_LINES, TracebackAssembler, root_exception
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -350,7 +350,7 @@ def test_root_exception_matches_corpus_labels(name, expected):
     tbs = corpus(name)
     if "::" in expected:
         assert tbs == []
-        from logparse.events import CppTerminate
+        from logparse.model.events import CppTerminate
 
         lines = [t for _n, t, _w in read_lines(str(CORPUS / name), ReadReport(name))]
         kinds = [get_parser(strict=True).parse(t) for t in lines]
@@ -732,7 +732,7 @@ def test_open_records_are_bounded_by_streams():
 def test_enveloped_is_inferred_from_ts_and_rank_when_not_given():
     """Without `enveloped`, a line with a timestamp or an SGLang rank is taken as enveloped; a
     `[rankN]: ` torch prefix is not."""
-    from logparse.events import ExceptionLine, TracebackFrame, TracebackStart
+    from logparse.model.events import ExceptionLine, TracebackFrame, TracebackStart
 
     asm = TracebackAssembler("x.log")
     ts = datetime(2026, 3, 7, 15, 30, 19)

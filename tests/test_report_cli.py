@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from logparse._version import __version__
-from logparse.cli import main
+from logparse.cli.main import main
 from logparse.report.plots import PLOTS
 from tests.conftest import CORPUS, REPO
 
@@ -149,7 +149,7 @@ def test_analyze_does_not_import_the_report_stack() -> None:
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "from logparse.cli import main\n"
+        "from logparse.cli.main import main\n"
         f"r = CliRunner().invoke(main, ['analyze', {str(CORPUS / 'dev-041.log')!r}])\n"
         "assert r.exit_code == 0, r.output\n"
         "import logparse.report\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from logparse._version import __version__
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 from logparse.report.markdown import render_markdown
 from logparse.report.model import build_report
 from tests.conftest import REPO

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 from logparse.report.html import render_html
 from logparse.report.model import SECTIONS, build_report
 from logparse.report.plots import PLOTS, render
@@ -246,7 +246,7 @@ def test_every_corpus_log_reports(path: Path) -> None:
 
 
 def test_templates_ship_with_the_package() -> None:
-    from logparse.resources import reports_dir
+    from logparse.grammar.resources import reports_dir
 
     names = {p.name for p in reports_dir().iterdir()}
     assert {"report.html.j2", "report.md.j2", "report.css"} <= names

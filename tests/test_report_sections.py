@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 from logparse.report.model import build_report
 from logparse.report.serving import bucket_label, bucket_of
 from tests.conftest import CORPUS, REPO

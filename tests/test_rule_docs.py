@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from logparse.cli import main
-from logparse.cli_rules import rules_markdown
-from logparse.engine import analyze
+from logparse.cli.main import main
+from logparse.cli.rules import rules_markdown
+from logparse.engine.core import analyze
 from logparse.rules import all_rules, lookup
 from logparse.rules.registry import DOC_SECTIONS
 
@@ -127,10 +127,10 @@ def test_fixtures_fire_and_do_not_fire(rule: object) -> None:
 def test_docs_rules_md_is_current() -> None:
     expected = rules_markdown(RULES)
     assert DOCS.is_file(), (
-        "docs/rules.md is missing: run `python -m logparse.cli_rules docs/rules.md`"
+        "docs/rules.md is missing: run `python -m logparse.cli.rules docs/rules.md`"
     )
     assert DOCS.read_text(encoding="utf-8") == expected, (
-        "docs/rules.md is stale: regenerate it with `python -m logparse.cli_rules docs/rules.md`"
+        "docs/rules.md is stale: regenerate it with `python -m logparse.cli.rules docs/rules.md`"
     )
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from logparse.engine import analyze
-from logparse.parse import parse_file
+from logparse.engine.core import analyze
+from logparse.parsing.pipeline import parse_file
 from logparse.render.summary import file_summary
 from logparse.rules import lookup
 

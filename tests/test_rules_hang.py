@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from logparse.engine import analyze
-from logparse.events import Severity
+from logparse.engine.core import analyze
+from logparse.model.events import Severity
 from tests.conftest import only_finding as only
 from tests.conftest import write_log as write
 

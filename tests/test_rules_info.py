@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logparse.engine import analyze
-from logparse.events import Severity
+from logparse.engine.core import analyze
+from logparse.model.events import Severity
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
 from tests.conftest import findings_named as named

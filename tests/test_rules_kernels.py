@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
 from tests.conftest import findings_named as named

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from logparse.engine import analyze
-from logparse.events import Severity
+from logparse.engine.core import analyze
+from logparse.model.events import Severity
 from logparse.rules.quantization import tp_candidates
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logparse.engine import analyze
+from logparse.engine.core import analyze
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
 from tests.conftest import findings_named as named

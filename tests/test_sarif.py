@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from logparse._version import __version__
-from logparse.baseline import FINGERPRINT_KEY
-from logparse.config import Config
-from logparse.events import Severity
-from logparse.findings import Evidence, Finding
+from logparse.gate.baseline import FINGERPRINT_KEY
+from logparse.gate.config import Config
+from logparse.model.events import Severity
+from logparse.model.findings import Evidence, Finding
 from logparse.render.check_json import FileResult, build_report
 from logparse.render.sarif import artifact_uri, document, rule_descriptor
 from logparse.rules import all_rules
@@ -143,7 +143,7 @@ def test_multi_range_evidence_related_locations_and_no_evidence(tmp_path: Path, 
 
 
 def test_baseline_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zz_rules: Any) -> None:
-    from logparse.baseline import Baseline, finding_fingerprint
+    from logparse.gate.baseline import Baseline, finding_fingerprint
 
     monkeypatch.chdir(tmp_path)
     known = Finding(code="ZZT001", name="zz-test-oom", severity=Severity.ERROR, message="a", remedy="",

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse._version import __version__
-from logparse.baseline import Baseline, finding_fingerprint
-from logparse.config import SEVERITIES, Config, fails
-from logparse.events import Severity
-from logparse.findings import Evidence, Finding
+from logparse.gate.baseline import Baseline, finding_fingerprint
+from logparse.gate.config import SEVERITIES, Config, fails
+from logparse.model.events import Severity
+from logparse.model.findings import Evidence, Finding
 
 __all__ = ["CheckFile", "CheckItem", "CheckReport", "FileResult", "build_report", "document", "render"]
 

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from logparse.config import severity_rank
+from logparse.gate.config import severity_rank
 from logparse.render.check_json import CheckItem, CheckReport, display_path
 
 # XML 1.0 forbids most control characters (logs carry ANSI escapes, NULs, ...) and lone surrogates.

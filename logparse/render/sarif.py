@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from logparse._version import __version__
-from logparse.baseline import FINGERPRINT_KEY
+from logparse.gate.baseline import FINGERPRINT_KEY
 from logparse.render.check_json import CheckItem, CheckReport, clean
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from logparse.events import (
+from logparse.model.events import (
     BenchOneBatchResult,
     BenchServingResult,
     CppTerminate,
@@ -21,12 +21,12 @@ from logparse.events import (
     Traceback,
     UvicornLifecycle,
 )
-from logparse.records import root_exception
-from logparse.timeline import MAIN, last_launch, last_phase, startup_phases
-from logparse.views import rank_key, serving_summary, traceback_phase
+from logparse.parsing.records import root_exception
+from logparse.run.timeline import MAIN, last_launch, last_phase, startup_phases
+from logparse.run.views import rank_key, serving_summary, traceback_phase
 
 if TYPE_CHECKING:
-    from logparse.engine import Analysis
+    from logparse.engine.core import Analysis
 
 ERROR_EVENTS = (Traceback, SglangWatchdog, NcclWatchdogTimeout, CppTerminate, HealthCheckFailed, SigquitReceived,
                 SchedulerDead, SubprocessCrashed, ShellSignal, Killed)

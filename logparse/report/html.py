@@ -33,7 +33,7 @@ def _ticks(text: Any) -> Any:
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader
 
-    from logparse.resources import reports_dir
+    from logparse.grammar.resources import reports_dir
 
     env = Environment(
         loader=FileSystemLoader(str(reports_dir())),
@@ -81,7 +81,7 @@ def render_html(data: dict[str, Any], svgs: dict[str, str]) -> str:
     """The HTML report; `svgs` maps plot names to SVG text (see plots.render)."""
     from markupsafe import Markup
 
-    from logparse.resources import reports_dir
+    from logparse.grammar.resources import reports_dir
 
     env = environment()
     css = (reports_dir() / "report.css").read_text(encoding="utf-8")

@@ -33,7 +33,7 @@ def evidence_block(lines: list[dict[str, Any]], limit: int = MAX_EVIDENCE) -> st
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader
 
-    from logparse.resources import reports_dir
+    from logparse.grammar.resources import reports_dir
 
     env = Environment(
         loader=FileSystemLoader(str(reports_dir())),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logparse.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
+from logparse.model.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
 from logparse.render.summary import clean, file_summary
 from logparse.report.redact import redact_data, redact_text
 from logparse.report.serving import serving_section
@@ -21,7 +21,7 @@ from logparse.report.speculative import baseline_section, speculative_section
 from logparse.report.timing import DEFAULT_GAP_S, timing_section
 
 if TYPE_CHECKING:
-    from logparse.engine import Analysis
+    from logparse.engine.core import Analysis
 
 REPORT_SCHEMA = 1
 SECTIONS = (
@@ -176,7 +176,7 @@ def _findings(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
 
 
 def _label(field_name: str) -> str:
-    from logparse.benchblocks import SERVING_FIELDS
+    from logparse.parsing.benchblocks import SERVING_FIELDS
 
     for label, (name, _parse) in SERVING_FIELDS.items():
         if name == field_name:
@@ -185,7 +185,7 @@ def _label(field_name: str) -> str:
 
 
 def _benchmarks(analysis: Analysis) -> dict[str, Any]:
-    from logparse.benchblocks import SERVING_FIELDS
+    from logparse.parsing.benchblocks import SERVING_FIELDS
 
     log = analysis.log
     commands = [e for e in log.of(LaunchCommand) if "bench" in (e.program or "")]
@@ -274,7 +274,7 @@ def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
-    from logparse.coverage import template_of
+    from logparse.parsing.coverage import template_of
 
     read = entry["read"]
     flags = {

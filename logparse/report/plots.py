@@ -112,7 +112,7 @@ def _by_rank(ranks: list[str]) -> list[tuple[str, Any]]:
 
 
 def _rank_sort(tag: str) -> Any:
-    from logparse.views import rank_key
+    from logparse.run.views import rank_key
 
     return rank_key(tag)
 

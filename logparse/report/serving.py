@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from logparse.columns import StatsColumns, epoch, from_epoch
-from logparse.events import Retraction
-from logparse.views import rank_key
+from logparse.parsing.columns import StatsColumns, epoch, from_epoch
+from logparse.model.events import Retraction
+from logparse.run.views import rank_key
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from logparse.engine import Analysis
+    from logparse.engine.core import Analysis
 
 MAX_LISTED_LINES = 10
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from logparse.events import KnownMessage
+from logparse.model.events import KnownMessage
 from logparse.report.fmt import val
 from logparse.report.serving import DECODE, PREFILL, arr, by_concurrency, columns, stat
-from logparse.views import rank_key
+from logparse.run.views import rank_key
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from logparse.engine import Analysis
+    from logparse.engine.core import Analysis
 
 SPEC_ARGS = (
     "speculative_algorithm",

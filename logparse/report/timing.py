@@ -16,8 +16,8 @@ from itertools import pairwise
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from logparse.columns import epoch
-from logparse.events import (
+from logparse.parsing.columns import epoch
+from logparse.model.events import (
     EngineStartupTimings,
     Event,
     ProgressBar,
@@ -26,12 +26,12 @@ from logparse.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
-from logparse.timeline import MAIN, PHASES, Launch, Phase, last_launch, startup_phases
-from logparse.views import rank_key
+from logparse.run.timeline import MAIN, PHASES, Launch, Phase, last_launch, startup_phases
+from logparse.run.views import rank_key
 
 if TYPE_CHECKING:
-    from logparse.engine import Analysis
-    from logparse.parse import ParsedLog
+    from logparse.engine.core import Analysis
+    from logparse.parsing.pipeline import ParsedLog
 
 DEFAULT_GAP_S = 30.0
 MAX_GAPS = 50
@@ -50,7 +50,7 @@ PROGRESS_UNITS = {
 
 
 def _segments(log: ParsedLog) -> list[tuple[int, int]]:
-    from logparse.engine import run_segments
+    from logparse.engine.core import run_segments
 
     return run_segments(log)
 

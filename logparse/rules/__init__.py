@@ -18,7 +18,7 @@ from logparse.rules import (  # noqa: F401 — imported for their registrations
 from logparse.rules.registry import REGISTRY, Rule, all_rules, lookup, rule
 
 if TYPE_CHECKING:
-    from logparse.engine import Analysis
+    from logparse.engine.core import Analysis
 
 __all__ = ["REGISTRY", "Rule", "all_rules", "lookup", "rule", "run_rules"]
 
@@ -28,7 +28,7 @@ def run_rules(analysis: Analysis, config: Any = None) -> None:
     evidence; then the engine groups repeats, picks the root cause, nests consequences and decides
     the outcome (fills `analysis.findings`, `.root_cause`, `.outcome`).
 
-    `config`: per-rule thresholds ({rule name: {key: value}}) or a `logparse.config.Config`."""
-    from logparse.engine import execute
+    `config`: per-rule thresholds ({rule name: {key: value}}) or a `logparse.gate.config.Config`."""
+    from logparse.engine.core import execute
 
     execute(analysis, all_rules(), config)

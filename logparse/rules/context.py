@@ -7,14 +7,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from logparse.events import Event, ExceptionLine, Severity, Traceback
-from logparse.findings import Evidence, Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.events import Event, ExceptionLine, Severity, Traceback
+from logparse.model.findings import Evidence, Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
-    from logparse.parse import ParsedLog
-    from logparse.views import Views
+    from logparse.parsing.pipeline import ParsedLog
+    from logparse.run.views import Views
 
 E = TypeVar("E", bound=Event)
 
@@ -196,7 +196,7 @@ class RuleContext:
         shown += list(lines)
         evidence = [Evidence(self.log.path, a, b) for a, b in sorted(set(shown))]
         if ranks is None:
-            from logparse.views import rank_key
+            from logparse.run.views import rank_key
 
             ranks = sorted({e.rank for e in events if e.rank}, key=rank_key)
         if fingerprint is None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.events import (
+from logparse.model.events import (
     C10dLog,
     CppStack,
     CppTerminate,
@@ -17,8 +17,8 @@ from logparse.events import (
     Severity,
     UvicornLifecycle,
 )
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 
@@ -585,7 +585,7 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
             for g in _RANK_TAG.findall(ctx.text(no)):
                 ranks.append(int(next(x for x in g if x)))
         rank_list = sorted(set(ranks))
-        from logparse.engine import rank_range
+        from logparse.engine.core import rank_range
 
         who = (
             f"ranks {rank_range(f'rank{r}' for r in rank_list).replace('rank', '')}"
@@ -609,7 +609,7 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _graceful_shutdown_line(ctx: RuleContext) -> int | None:
-    from logparse.engine import SHUTDOWN_CODES, SHUTDOWN_STAGES
+    from logparse.engine.core import SHUTDOWN_CODES, SHUTDOWN_STAGES
 
     for e in ctx.log.events:
         if isinstance(e, UvicornLifecycle) and e.stage in SHUTDOWN_STAGES:

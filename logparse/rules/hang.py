@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from logparse.events import (
+from logparse.model.events import (
     BatchDump,
     Event,
     ExceptionHeader,
@@ -21,12 +21,12 @@ from logparse.events import (
     SglangWatchdog,
     Traceback,
 )
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
-from logparse.timeline import MAIN, PHASES, Phase, last_phase, startup_phases
-from logparse.views import rank_key
+from logparse.run.timeline import MAIN, PHASES, Phase, last_phase, startup_phases
+from logparse.run.views import rank_key
 
 # --------------------------------------------------------------------------- watchdog-timeout
 
@@ -201,7 +201,7 @@ _TS = lazy_compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\b")
 def _end_ts(ctx: RuleContext) -> datetime | None:
     """The last timestamp of the log (stats and access lines included); dated stamps win over
     time-only ones (year 1900), which cannot be compared with them."""
-    from logparse.columns import from_epoch
+    from logparse.parsing.columns import from_epoch
 
     stamps = [e.ts for e in ctx.log.events if e.ts is not None]
     for cols in (ctx.log.decode, ctx.log.prefill, ctx.log.access):
@@ -229,7 +229,7 @@ def _since(p: Phase, end: datetime | None) -> float | None:
 
 
 def _crash_events(ctx: RuleContext, start: int) -> list[Event]:
-    from logparse.engine import FATAL_EVENTS
+    from logparse.engine.core import FATAL_EVENTS
 
     return [
         e
@@ -276,7 +276,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     disk, pre-downloaded checkpoint; CUDA graph capture → normal, wait (or a lower
     `--cuda-graph-max-bs`). If the process is still running, the answer is to wait and look again.
     """
-    from logparse.engine import ready_line, run_segments, startup_evidence, traffic_line
+    from logparse.engine.core import ready_line, run_segments, startup_evidence, traffic_line
 
     log = ctx.log
     start, end = run_segments(log)[-1]
@@ -372,7 +372,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
 
 def _describe(per_rank: dict[str, dict[str, Any]]) -> str:
     """'TP0–TP3: weight-load (running, 8 s before the log ends); TP4: …' — ranks grouped by phase."""
-    from logparse.engine import rank_range
+    from logparse.engine.core import rank_range
 
     groups: dict[tuple[str, bool], list[str]] = {}
     for rank, info in per_rank.items():

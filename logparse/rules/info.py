@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.events import Event, KnownMessage, PythonWarning, SchedulerLimits, Severity
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.events import Event, KnownMessage, PythonWarning, SchedulerLimits, Severity
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.performance import round_bs
 from logparse.rules.registry import rule

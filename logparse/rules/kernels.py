@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.events import Severity, Traceback
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.events import Severity, Traceback
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext, mask_numbers
 from logparse.rules.matching import (
     Hit,

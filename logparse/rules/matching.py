@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from logparse.events import Event, LaunchCommand, PythonWarning, ServerArgs, Traceback
+from logparse.model.events import Event, LaunchCommand, PythonWarning, ServerArgs, Traceback
 from logparse.rules.context import RuleContext
 
 # Functions of SGLang's argument handling: a traceback through them is an argument check.

@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse import colstats
-from logparse.events import (
+from logparse.parsing import colstats
+from logparse.model.events import (
     Event,
     ExceptionHeader,
     ExitCode,
@@ -30,12 +30,12 @@ from logparse.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import Raised, RuleContext, mask_numbers
 from logparse.rules.registry import rule
-from logparse.timeline import startup_phases
-from logparse.views import rank_key
+from logparse.run.timeline import startup_phases
+from logparse.run.views import rank_key
 
 # --------------------------------------------------------------------------- shared numbers
 
@@ -787,7 +787,7 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
         running = _running_before(ctx, retractions[0].line)
         remedy, data = _kv_room_remedy(ctx, running)
         data.update(retractions=len(retractions), retracted_requests=total)
-        from logparse.engine import rank_range
+        from logparse.engine.core import rank_range
 
         where = f" on {rank_range(ranks)}" if ranks else ""
         message = (

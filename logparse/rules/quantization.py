@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.events import Event, ExceptionLine, KnownMessage, Severity, Traceback, WeightLoadEnd
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.events import Event, ExceptionLine, KnownMessage, Severity, Traceback, WeightLoadEnd
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
     find_errors,

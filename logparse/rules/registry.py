@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logparse.events import Severity
+from logparse.model.events import Severity
 
 if TYPE_CHECKING:
-    from logparse.findings import Finding
+    from logparse.model.findings import Finding
     from logparse.rules.context import RuleContext
 
 RuleFn = Callable[["RuleContext"], Iterable["Finding"]]

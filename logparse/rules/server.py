@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.events import (
+from logparse.model.events import (
     Event,
     HealthCheckFailed,
     KnownMessage,
@@ -16,9 +16,9 @@ from logparse.events import (
     Severity,
     Traceback,
 )
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
-from logparse.reader import ReadReport, read_lines
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
+from logparse.io.reader import ReadReport, read_lines
 from logparse.rules.context import RuleContext, sglang_frames
 from logparse.rules.matching import (
     Hit,

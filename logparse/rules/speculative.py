@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from logparse import colstats
-from logparse.events import (
+from logparse.parsing import colstats
+from logparse.model.events import (
     BenchServingResult,
     CaptureEnd,
     Event,
@@ -22,8 +22,8 @@ from logparse.events import (
     Severity,
     Traceback,
 )
-from logparse.findings import Finding
-from logparse.lazyre import lazy_compile
+from logparse.model.findings import Finding
+from logparse.model.lazyre import lazy_compile
 from logparse.rules.context import RuleContext
 from logparse.rules.matching import (
     arg_at,
@@ -35,7 +35,7 @@ from logparse.rules.matching import (
     short,
 )
 from logparse.rules.registry import rule
-from logparse.views import traceback_phase
+from logparse.run.views import traceback_phase
 
 # --------------------------------------------------------------------------- configuration
 

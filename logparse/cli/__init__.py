@@ -1,0 +1,1 @@
+"""The click commands: parse options, call the API, render."""

@@ -1,0 +1,339 @@
+"""`logdiag check`: the CI gate — analyze logs, fail on findings at or above a severity.
+
+Thin like every command: options and configuration in, `engine.analyze` per file (a process pool
+across files), `render/check_json.build_report` to score, one renderer out, an exit code.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, NoReturn, TextIO
+
+import click
+
+from logparse.gate.baseline import Baseline, BaselineError, load_baseline
+from logparse.gate.config import (
+    FAIL_ON,
+    Config,
+    ConfigError,
+    load_config,
+    split_selectors,
+    validate_selectors,
+)
+from logparse.render.check_json import CheckReport, FileResult, build_report, display_path
+
+FORMATS = ("text", "json", "sarif", "junit", "github")
+EXIT_OK, EXIT_FINDINGS = 0, 1  # as in logparse.cli.main (2: input errors through cli.fail)
+
+
+# logparse.cli.main imports this module to register the command: import it lazily, so that either
+# module can be imported first.
+def fail(message: str) -> NoReturn:
+    from logparse.cli.main import fail as cli_fail
+
+    cli_fail(message)
+
+
+def resolve_inputs(paths: tuple[str, ...]) -> list[str]:
+    from logparse.cli.main import resolve_inputs as cli_resolve
+
+    return cli_resolve(paths)
+
+HELP = """Check logs for problems; exit 1 if any finding is at or above --fail-on (for CI).
+
+PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
+glob patterns (expanded by logdiag too, so quoted globs such as 'logs/**/*.log' work) or - for
+stdin.
+
+\b
+Exit codes:
+  0  no finding at or above --fail-on (or --exit-zero, --fail-on never,
+     --write-baseline)
+  1  findings at or above --fail-on that are not in the baseline
+  2  usage, input, configuration or baseline error (one line on stderr)
+  3  internal error (a bug in logdiag)
+
+\b
+Configuration: [tool.logdiag] in the nearest pyproject.toml from the
+current directory upward (or a logdiag.toml, or --config FILE), e.g.
+  [tool.logdiag]
+  select = ["memory", "SPEC"]
+  ignore = ["deprecated-entrypoint"]
+  fail-on = "warning"
+  baseline = "logdiag-baseline.json"
+  severity = { kv-cache-saturated = "error" }
+  thresholds.spec-low-acceptance.min_accept_len = 1.8
+Command-line --select replaces the configured select; --ignore adds to it.
+
+\b
+Baselines: --write-baseline FILE records today's findings (a --format json
+document); --baseline FILE then counts only findings not in it. Findings
+match by rule name and evidence text with timestamps, numbers, hex and
+paths masked, so they survive reruns and line shifts.
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis (runs in worker processes: module-level and picklable)
+# --------------------------------------------------------------------------------------------
+
+
+def analyze_file(path: str, thresholds: dict[str, dict[str, Any]] | None = None, jobs: int = 1) -> FileResult:
+    """Analyze one file and keep only what check needs (the parsed log stays in the worker).
+    `thresholds` ({rule name: {key: value}}) reach the rules as `ctx.threshold(rule, key, default)`."""
+    from logparse.engine import core as engine
+    analysis = engine.analyze(path, jobs=jobs, config=thresholds or None)
+    return FileResult(path=path, findings=list(analysis.findings), outcome=analysis.outcome,
+                      root_cause=analysis.root_cause, rule_errors=list(getattr(analysis, "rule_errors", [])))
+
+
+class Progress:
+    """`[3/40] logs/x.log` on one refreshed stderr line, only when stderr is a terminal."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = total
+        self.done = 0
+        self.width = 0
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        self.enabled = tty and total > 1
+
+    def tick(self, path: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        name = display_path(path)
+        if len(name) > 60:
+            name = "…" + name[-59:]
+        text = f"logdiag: [{self.done}/{self.total}] {name}"
+        self.stream.write("\r" + text.ljust(self.width))
+        self.stream.flush()
+        self.width = max(self.width, len(text))
+
+    def finish(self) -> None:
+        if self.enabled and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+def run_all(files: Sequence[str], thresholds: dict[str, dict[str, Any]], jobs: int,
+            progress: Progress | None = None) -> list[FileResult]:
+    """Analyze every file, in input order; a process pool across files when jobs > 1.
+    Stdin is read in this process (a worker cannot take it over)."""
+    progress = progress or Progress(0)
+    results: list[FileResult | None] = [None] * len(files)
+    pooled = [k for k, f in enumerate(files) if f != "-"]
+    if jobs > 1 and len(pooled) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(pooled))) as pool:
+            futures = {pool.submit(analyze_file, files[k], thresholds): k for k in pooled}
+            try:
+                for fut in as_completed(futures):
+                    k = futures[fut]
+                    results[k] = fut.result()
+                    progress.tick(files[k])
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    else:
+        # One file alone may use the jobs to split itself by byte ranges.
+        inner = jobs if len(files) == 1 else 1
+        for k in pooled:
+            results[k] = analyze_file(files[k], thresholds, inner)
+            progress.tick(files[k])
+    for k, f in enumerate(files):
+        if f == "-":
+            results[k] = analyze_file(f, thresholds)
+            progress.tick(f)
+    progress.finish()
+    return [r for r in results if r is not None]
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs and options
+# --------------------------------------------------------------------------------------------
+
+
+def expand_globs(paths: Sequence[str]) -> list[str]:
+    """Expand glob patterns ourselves (a quoted glob reaches us unexpanded); an existing path
+    is taken literally even if it contains glob characters. A pattern matching nothing is exit 2."""
+    out: list[str] = []
+    for p in paths:
+        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
+            out.append(p)
+            continue
+        matches = sorted(glob.glob(p, recursive=True))
+        if not matches:
+            fail(f"no files match {p}")
+        out.extend(matches)
+    return out
+
+
+def _settings(config_file: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+              fail_on: str | None) -> tuple[Config, str]:
+    try:
+        config = load_config(config_file)
+        cli_select = split_selectors(select)
+        cli_ignore = split_selectors(ignore)
+        validate_selectors(cli_select, "--select")
+        validate_selectors(cli_ignore, "--ignore")
+    except ConfigError as err:
+        fail(str(err))
+    if cli_select:
+        config.select = cli_select
+    config.ignore = [*config.ignore, *cli_ignore]
+    return config, fail_on or config.fail_on or "error"
+
+
+def _load_baseline(path: str | None) -> Baseline | None:
+    if not path:
+        return None
+    try:
+        return load_baseline(path)
+    except BaselineError as err:
+        fail(str(err))
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    except OSError as err:
+        fail(f"cannot write {what} {path}: {err.strerror or err}")
+
+
+def _warn_rule_errors(results: Sequence[FileResult]) -> None:
+    """A rule that crashed leaves the analysis incomplete: say so (stderr), do not hide it."""
+    for res in results:
+        for err in res.rule_errors:
+            click.echo(f"logdiag: warning: {display_path(res.path)}: rule {err} (a bug in logdiag; "
+                       "rerun with LOGDIAG_DEBUG=1 for the traceback)", err=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+
+def render_text(report: CheckReport) -> str:
+    """One block per finding, `path:line: severity CODE name: message`, as compilers print."""
+    out: list[str] = []
+    for item in report.items:
+        where = display_path(item.path) + (f":{item.line}" if item.line is not None else "")
+        tags = []
+        if item.root_cause:
+            tags.append("root cause")
+        if item.consequence:
+            tags.append(f"consequence of {item.cause}" if item.cause else "consequence")
+        if item.baselined:
+            tags.append("in baseline")
+        tag = f" [{'; '.join(tags)}]" if tags else ""
+        out.append(f"{where}: {item.severity} {item.code} {item.name}{tag}: {item.message}")
+        if item.remedy:
+            out.append(f"    fix: {item.remedy}")
+        shown = [(n, t) for ev in item.evidence for n, t in ev.lines]
+        for n, t in shown[:3]:
+            out.append(f"    {n:>7} | {t if len(t) <= 120 else t[:119] + '…'}")
+        if len(shown) > 3:
+            out.append(f"            … {len(shown) - 3} more evidence lines")
+    return "".join(line + "\n" for line in out)
+
+
+def render(report: CheckReport, fmt: str) -> str:
+    if fmt == "json":
+        from logparse.render.check_json import render as render_json
+
+        return render_json(report)
+    if fmt == "sarif":
+        from logparse.render.sarif import render as render_sarif
+
+        return render_sarif(report)
+    if fmt == "junit":
+        from logparse.render.junit import render as render_junit
+
+        return render_junit(report)
+    if fmt == "github":
+        from logparse.render.github import render as render_github
+
+        return render_github(report)
+    return render_text(report)
+
+
+def summary_line(report: CheckReport, seconds: float) -> str:
+    counts = report.counts()
+    total = sum(counts.values())
+    n = len(report.files)
+    parts = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info"))
+    line = f"logdiag: {n} file{'s' if n != 1 else ''}, {total} finding{'s' if total != 1 else ''} ({parts})"
+    baselined = sum(i.baselined for i in report.items)
+    if report.baseline is not None:
+        line += f", {baselined} in the baseline"
+    failing = len(report.failing)
+    if report.fail_on == "never":
+        line += "; --fail-on never"
+    else:
+        line += f"; {failing} at or above --fail-on {report.fail_on}"
+    return line + f" in {seconds:.1f}s"
+
+
+# --------------------------------------------------------------------------------------------
+# The command
+# --------------------------------------------------------------------------------------------
+
+
+@click.command("check", help=HELP, short_help="Check logs for problems; exit 1 on findings (for CI).")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+              help="Lowest severity that fails the run.  [default: error, or the configured fail-on]")
+@click.option("--select", multiple=True, metavar="RULES",
+              help="Only these rules: names, codes, code prefixes or families; comma lists; repeatable.")
+@click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules (same forms as --select).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with failing findings (input errors still exit 2).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes: files are analyzed in parallel (one file alone is split by byte ranges).")
+@click.option("--config", "config_file", metavar="FILE",
+              help="A pyproject.toml ([tool.logdiag]) or logdiag.toml instead of the discovered one.")
+@click.option("--baseline", "baseline_file", metavar="FILE",
+              help="Accepted findings (a previous --format json output): they do not fail the run.")
+@click.option("--write-baseline", metavar="FILE", help="Write all findings as a baseline to FILE, exit 0.")
+def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+          fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
+          baseline_file: str | None, write_baseline: str | None) -> None:
+    started = time.monotonic()
+    config, threshold = _settings(config_file, select, ignore, fail_on)
+    baseline_path = baseline_file or config.baseline
+    if write_baseline and baseline_path and not os.path.exists(baseline_path):
+        baseline_path = None  # creating the configured baseline for the first time
+    baseline = _load_baseline(baseline_path)
+    files = resolve_inputs(tuple(expand_globs(paths)))
+
+    results = run_all(files, config.thresholds, jobs, Progress(len(files)))
+    _warn_rule_errors(results)
+    report = build_report(results, config, threshold, baseline)
+
+    text = render(report, fmt)
+    if write_baseline:  # first: a baseline that cannot be written is exit 2 before any output
+        from logparse.render.check_json import render as render_json
+
+        _write(write_baseline, render_json(report), "baseline")
+    if output and output != "-":
+        _write(output, text, "report")
+    else:
+        click.echo(text, nl=False)
+    if fmt == "text" or (output and output != "-") or write_baseline:
+        click.echo(summary_line(report, time.monotonic() - started), err=True)
+    if write_baseline:
+        click.echo(f"logdiag: wrote {len(report.items)} findings to baseline {write_baseline}", err=True)
+        sys.exit(EXIT_OK)
+    if report.failing and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_OK)

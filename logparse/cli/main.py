@@ -1,0 +1,218 @@
+"""The `logdiag` command line. Every command is thin: parse options, call the API, render.
+
+Exit codes: 0 ok; 1 findings at or above --fail-on (check); 2 usage or input error;
+3 internal error (a bug in logdiag: rerun with LOGDIAG_DEBUG=1 for the traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import click
+
+from logparse._version import __version__
+from logparse.io.reader import InputError, check_readable, expand_paths
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
+    click.echo(f"logdiag: {message}", err=True)
+    sys.exit(code)
+
+
+def resolve_inputs(paths: tuple[str, ...]) -> list[str]:
+    """Expand directories; check every file; one clear line and exit 2 on the first bad input."""
+    try:
+        files = expand_paths(list(paths))
+        for f in files:
+            if f != "-":
+                check_readable(f)
+    except InputError as err:
+        fail(str(err))
+    return files
+
+
+def _jobs_default() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+class _Group(click.Group):
+    """Turns unexpected exceptions into one line (exit 3) instead of a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except InputError as err:
+            fail(str(err))
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except BrokenPipeError:
+            sys.exit(EXIT_OK)
+        except Exception as err:
+            if os.environ.get("LOGDIAG_DEBUG"):
+                raise
+            fail(f"internal error: {type(err).__name__}: {err} (rerun with LOGDIAG_DEBUG=1 for details)", EXIT_INTERNAL)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="logdiag", message="%(prog)s %(version)s")
+def main() -> None:
+    """logdiag: read SGLang server logs and say what happened.
+
+    \b
+    Exit codes: 0 ok; 1 findings at or above --fail-on (check);
+    2 usage or input error; 3 internal error.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--jobs", type=click.IntRange(1, 64), default=_jobs_default, show_default="2 on 2+ cores",
+              help="Processes for one large plain file (byte-range split).")
+def analyze(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
+    """Analyze logs: outcome, root cause, startup, serving, benchmarks, coverage.
+
+    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside) or - for stdin.
+    """
+    from logparse.engine.core import analyze as run
+
+    files = resolve_inputs(paths)
+    analyses = [run(f, jobs=jobs) for f in files]
+    if fmt == "json":
+        from logparse.render.json import render
+
+        click.echo(render(analyses), nl=False)
+    else:
+        from logparse.render.text import render as render_text
+
+        click.echo(render_text(analyses), nl=False)
+
+
+def _event_kinds() -> list[str]:
+    from logparse.model.events import EVENT_CLASSES
+
+    return sorted(EVENT_CLASSES)
+
+
+def _rows(path: str, kind: str, jobs: int) -> Iterator[dict[str, Any]]:
+    from logparse.parsing.pipeline import parse_file
+
+    log = parse_file(path, jobs=jobs)
+    columns: dict[str, Any] = {"decode_batch": log.decode, "prefill_batch": log.prefill, "http_access": log.access}
+    if kind in columns:
+        for e in columns[kind].iter_events(log.path):
+            yield e.as_dict()
+        return
+    for e in log.events:
+        if e.kind == kind:
+            yield e.as_dict()
+
+
+def _flatten(row: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                out[f"{k}.{k2}"] = json.dumps(v2) if isinstance(v2, (dict, list)) else v2
+        elif isinstance(v, list):
+            out[k] = json.dumps(v, default=str)
+        else:
+            out[k] = v
+    return out
+
+
+@main.command()
+@click.argument("path")
+@click.option("--kind", required=True, help="Event kind, e.g. decode_batch, prefill_batch, http_access, traceback, "
+              "capture_end, weight_load_end, bench_serving_result. `--kind list` shows all.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True)
+def events(path: str, kind: str, fmt: str, jobs: int) -> None:
+    """Export one event table of a log as CSV or JSON lines."""
+    import csv
+    import io
+    import json
+
+    kinds = _event_kinds()
+    if kind == "list":
+        click.echo("\n".join(kinds))
+        return
+    if kind not in kinds:
+        fail(f"unknown event kind '{kind}' (see: logdiag events PATH --kind list)")
+    (file,) = resolve_inputs((path,))[:1] or [path]
+    rows = (_flatten(r) if fmt == "csv" else r for r in _rows(file, kind, jobs))
+    out = sys.stdout
+    if fmt == "jsonl":
+        for r in rows:
+            out.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+        return
+    buf = list(rows)
+    fields: list[str] = []
+    for r in buf:
+        for k in r:
+            if k not in fields:
+                fields.append(k)
+    sio = io.StringIO()
+    writer = csv.DictWriter(sio, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for r in buf:
+        writer.writerow(r)
+    out.write(sio.getvalue())
+
+
+# Commands defined in other modules, imported only when used: `logdiag analyze` must not pay
+# for importing the rule catalog's documentation tools, the CI gate or the report renderer.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "rules": ("logparse.cli.rules", "rules_command"),
+    "rule": ("logparse.cli.rules", "rule_command"),
+    "check": ("logparse.cli.check", "check"),
+    "report": ("logparse.cli.report", "report"),
+}
+
+
+def _lazy_command(name: str) -> click.Command | None:
+    import importlib
+
+    module, attr = LAZY_COMMANDS[name]
+    try:
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    except (ImportError, AttributeError):
+        return None
+
+
+_base_list, _base_get = main.list_commands, main.get_command
+
+
+def _list_commands(ctx: click.Context) -> list[str]:
+    names = set(_base_list(ctx))
+    names.update(n for n in LAZY_COMMANDS if _module_exists(LAZY_COMMANDS[n][0]))
+    return sorted(names)
+
+
+def _get_command(ctx: click.Context, name: str) -> click.Command | None:
+    command = _base_get(ctx, name)
+    if command is None and name in LAZY_COMMANDS:
+        command = _lazy_command(name)
+    return command
+
+
+def _module_exists(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+main.list_commands = _list_commands  # type: ignore[method-assign]
+main.get_command = _get_command  # type: ignore[method-assign, assignment]
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""`logdiag report`: a postmortem of one log as self-contained HTML, Markdown (+ SVG plots) or JSON.
+
+Loaded lazily by `logparse.cli.main` (matplotlib, numpy and jinja2 are imported only here and below).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from logparse.cli.main import EXIT_INPUT, fail, resolve_inputs
+
+FORMATS = {
+    ".html": "html",
+    ".htm": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+}
+
+
+def _one(path: str, what: str) -> str:
+    files = resolve_inputs((path,))
+    if len(files) != 1:
+        fail(f"{what} must be one log file, not a folder of {len(files)}: {path}")
+    return files[0]
+
+
+def _format(output: str, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    suffix = Path(output).suffix.lower()
+    if output == "-" or suffix not in FORMATS:
+        fail(
+            f"cannot tell the report format from '{output}': use an .html, .md or .json name, or --format"
+        )
+    return FORMATS[suffix]
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8", newline="\n")
+    except OSError as err:
+        fail(f"cannot write {path}: {err.strerror or err}", EXIT_INPUT)
+
+
+def _write_markdown(out: Path, data: dict, series: dict) -> None:  # type: ignore[type-arg]
+    from logparse.report.markdown import plots_dir_name, render_markdown
+    from logparse.report.plots import PLOTS, render
+
+    plot_dir = plots_dir_name(out.name)
+    svgs = render(data, series)
+    folder = out.parent / plot_dir
+    if svgs:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            fail(f"cannot create {folder}: {err.strerror or err}", EXIT_INPUT)
+    for name, svg in svgs.items():
+        _write(folder / f"{name}.svg", svg)
+    # A plot an earlier report wrote there and this one does not have would be stale.
+    for spec in PLOTS:
+        stale = folder / f"{spec.name}.svg"
+        if spec.name not in svgs and stale.is_file():
+            stale.unlink()
+    _write(out, render_markdown(data, plot_dir if svgs else None))
+
+
+@click.command("report")
+@click.argument("path")
+@click.option(
+    "--baseline",
+    metavar="BASE",
+    default=None,
+    help="A baseline log (e.g. the same server without speculative decoding): speedup at matched "
+    "concurrency, break-even acceptance, and the settings that differ.",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="report.html (one self-contained file), report.md (plus report-plots/*.svg) or report.json; "
+    "'-' writes HTML or JSON to stdout (with --format).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown", "json"]),
+    default=None,
+    help="Default: from the output file's extension.",
+)
+@click.option(
+    "--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default)."
+)
+@click.option(
+    "--timestamp",
+    is_flag=True,
+    help="Print when the report was made (without it the same log gives the same bytes).",
+)
+@click.option(
+    "--gap-threshold",
+    type=click.FloatRange(min=1.0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Report unlogged gaps at least this long between timestamped lines of a rank.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes for one large plain file (byte-range split).",
+)
+def report(
+    path: str,
+    baseline: str | None,
+    output: str,
+    fmt: str | None,
+    no_redact: bool,
+    timestamp: bool,
+    gap_threshold: float,
+    jobs: int,
+) -> None:
+    """Write a postmortem report of one log: summary, findings with evidence, startup waterfall,
+    serving and speculative-decoding plots, benchmarks, configuration, log coverage.
+
+    PATH is a log file (plain or .gz) or - for stdin.
+    """
+    fmt = _format(output, fmt)
+    if output == "-" and fmt == "markdown":
+        fail("Markdown reports need a file name (their plots are written next to it)")
+    log_file = _one(path, "PATH")
+    base_file = _one(baseline, "--baseline") if baseline else None
+
+    from logparse.engine.core import analyze
+    from logparse.report.model import build_report
+
+    analysis = analyze(log_file, jobs=jobs)
+    base = analyze(base_file, jobs=jobs) if base_file else None
+    generated = datetime.now(UTC).replace(microsecond=0).isoformat(sep=" ") if timestamp else None
+    rep = build_report(
+        analysis,
+        base,
+        source=path,
+        baseline_source=baseline,
+        gap_threshold_s=gap_threshold,
+        redact=not no_redact,
+        generated=generated,
+    )
+    if fmt == "json":
+        from logparse._version import __version__
+
+        text = (
+            json.dumps(
+                {"logdiag_version": __version__, **rep.data},
+                indent=2,
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+            + "\n"
+        )
+    elif fmt == "html":
+        from logparse.report.html import render_html
+        from logparse.report.plots import render
+
+        text = render_html(rep.data, render(rep.data, rep.series))
+    else:
+        _write_markdown(Path(output), rep.data, rep.series)
+        return
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        _write(Path(output), text)

@@ -1,0 +1,1 @@
+"""Run the rules, group findings, decide outcome and root cause."""

@@ -1,0 +1,1 @@
+"""The CI gate's policy: configuration ([tool.logdiag]), baselines, fail-on."""

@@ -1,0 +1,703 @@
+"""Build the lark LALR parser once per process, and the fast path compiled from the same grammar.
+
+The grammar (grammars/*.lark) is the single source of truth for line shapes. Pure lark LALR tops
+out around 30k lines/s per core, so at start-up every *flat* alternative (terminals only) of the
+`prefix` and `message` rules is compiled into one regex made of lark's own terminal patterns, each
+in an atomic group (lark's lexer never backtracks into a token). A line is dispatched the way
+lark's contextual lexer would: the first terminal is found by trying the acceptable terminals in
+lark's own order, then only the alternatives that start with that terminal are tried, and the
+captured tokens go to the same Transformer callbacks. Whatever the fast path cannot decide goes
+through the real LALR parser; `tests/test_fast_path.py` proves both give identical events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import re._constants as sre_c  # type: ignore[import-not-found]
+import re._parser as sre_parse  # type: ignore[import-not-found]
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from logparse.model.recache import compile_cached
+from logparse.grammar.resources import grammar_text
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+START_SYMBOLS = ["line", "unparsed_line"]
+# Bump when FastPathData changes shape: the per-user cache is keyed by it.
+FASTPATH_FORMAT = 2
+
+
+class FastToken(str):
+    """A token of the fast path: its text, and `.type` (the terminal name) like lark's Token.
+    lark itself is imported only when a line needs the LALR parser (start-up matters: a short
+    log should not pay for loading the whole grammar)."""
+
+    __slots__ = ("type",)
+    type: str
+
+    def __new__(cls, type_: str, value: str) -> FastToken:  # noqa: PYI034 — FastToken is final
+        tok = str.__new__(cls, value)
+        tok.type = type_
+        return tok
+
+
+_token = FastToken
+
+# A parsed line: (envelope, event class, field values); see logparse.grammar.transform.
+ParsedLine = tuple[Any, type, dict[str, Any]]
+
+
+def _cache_path(text: str, strict: bool) -> str | None:
+    """A per-user cache file for lark's grammar analysis (2–3× faster start-up). Not the shared
+    temp directory: another user could plant a cache file there."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "logdiag"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK):
+        return None
+    # Key the cache by the installed lark too, without importing it (that is what the cache saves):
+    # its package file's path, size and mtime change with every install.
+    import importlib.util
+
+    spec = importlib.util.find_spec("lark")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    try:
+        st = os.stat(origin)
+        lark_id = f"{origin}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        lark_id = origin
+    digest = hashlib.sha256(f"{FASTPATH_FORMAT}|{lark_id}|{strict}|{text}".encode()).hexdigest()[:20]
+    return str(folder / f"grammar-{digest}.lark-cache")
+
+
+def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True) -> Lark:
+    """The LALR parser with the transformer applied during parsing (no tree is built)."""
+    from lark import Lark
+
+    text = grammar_text()
+    cache_file = _cache_path(text, strict) if cache else None
+    return Lark(
+        text,
+        parser="lalr",
+        lexer="contextual",
+        start=START_SYMBOLS,
+        transformer=transformer,
+        strict=strict,
+        maybe_placeholders=False,
+        cache=cache_file or False,
+    )
+
+
+# --------------------------------------------------------------------------- fast path compiler
+
+
+def _lexer_order(term: Any) -> tuple[int, int, int, str]:
+    """The order in which lark's lexer tries terminals (lark.lexer.BasicLexer._build_scanner)."""
+    return (-term.priority, -term.pattern.max_width, -len(term.pattern.value), term.name)
+
+
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ASCII_SPACE = frozenset(" \t\n\r\f\v\x1c\x1d\x1e\x1f")
+_DIGITS = frozenset("0123456789")
+
+
+def _first_chars(regexp: str) -> frozenset[str] | None:
+    """The ASCII characters a match of `regexp` can start with, or None when that is not a small
+    known set (then the terminal is tried for every first character). Only ASCII is described:
+    lines starting with a non-ASCII character are dispatched to the full scanner (exact)."""
+    try:
+        parsed = sre_parse.parse(regexp)
+    except re.error:
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    chars, nullable = _first_of_seq(list(parsed))
+    return None if chars is None or nullable else chars
+
+
+_Firsts = tuple[frozenset[str] | None, bool]  # (first chars or None = unknown, can match empty)
+
+
+def _first_of_seq(items: list[Any]) -> _Firsts:
+    out: set[str] = set()
+    for op, av in items:
+        chars, nullable = _first_of_op(op, av)
+        if chars is None:
+            return None, False
+        out |= chars
+        if not nullable:
+            return frozenset(out), False
+    return frozenset(out), True
+
+
+def _first_of_op(op: Any, av: Any) -> _Firsts:
+    if op is sre_c.AT:
+        return frozenset(), True
+    if op is sre_c.LITERAL:
+        return frozenset(chr(av)), False
+    if op is sre_c.IN:
+        chars: set[str] = set()
+        for iop, iav in av:
+            if iop is sre_c.LITERAL:
+                chars.add(chr(iav))
+            elif iop is sre_c.RANGE and iav[1] - iav[0] <= 128:
+                chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_DIGIT:
+                chars |= _DIGITS
+            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_WORD:
+                chars |= _ASCII_WORD
+            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_SPACE:
+                chars |= _ASCII_SPACE
+            else:
+                return None, False
+        return frozenset(chars), False
+    if op is sre_c.CATEGORY:
+        table = {sre_c.CATEGORY_DIGIT: _DIGITS, sre_c.CATEGORY_WORD: _ASCII_WORD, sre_c.CATEGORY_SPACE: _ASCII_SPACE}
+        return (table[av], False) if av in table else (None, False)
+    if op is sre_c.SUBPATTERN:
+        return _first_of_seq(list(av[-1]))
+    if op is sre_c.ATOMIC_GROUP:
+        return _first_of_seq(list(av))
+    if op is sre_c.BRANCH:
+        out: set[str] = set()
+        nullable = False
+        for branch in av[1]:
+            sub, sub_nullable = _first_of_seq(list(branch))
+            if sub is None:
+                return None, False
+            out |= sub
+            nullable = nullable or sub_nullable
+        return frozenset(out), nullable
+    if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT):
+        lo, _hi, item = av
+        sub, sub_nullable = _first_of_seq(list(item))
+        return sub, (lo == 0 or sub_nullable)
+    return None, False
+
+
+@dataclass(slots=True)
+class _Alternative:
+    """One flat rule alternative compiled to a regex."""
+
+    regex: re.Pattern[str]
+    kept: tuple[tuple[str, str], ...]  # (regex group name, terminal name) of the tokens passed on
+    callback: Callable[[list[Any]], Any]
+    name: str
+    plain: bool = False  # the callback reads token texts only: pass str, not FastToken
+    src: str = ""
+
+
+def _literal_prefix(regexp: str) -> str:
+    """The text every match of `regexp` starts with ('' when none): a cheap `startswith` test
+    that rules a terminal out before its regex is even compiled."""
+    try:
+        parsed = sre_parse.parse(regexp)
+    except re.error:
+        return ""
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    out = []
+    items = list(parsed)
+    while items:
+        op, av = items[0]
+        if op is sre_c.LITERAL:
+            out.append(chr(av))
+            items.pop(0)
+        elif op in (sre_c.SUBPATTERN, sre_c.ATOMIC_GROUP) and len(items) == 1:
+            items = list(av[-1] if op is sre_c.SUBPATTERN else av)
+        else:
+            break
+    return "".join(out)
+
+
+# Compiled terminal patterns, shared by all dispatchers (a terminal is compiled at most once).
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+# After this many lines starting with the same character, that character's candidates are
+# compiled into one alternation: long logs get one C-level match per line, short logs compile
+# only the terminals they meet.
+_PROMOTE_AFTER = 64
+
+
+class _Dispatcher:
+    """Finds the first terminal at a position the way lark's lexer does: among the acceptable
+    terminals, the first in lark's order that matches (exactly what lark's own alternation of
+    named groups returns). Candidates are split by first character and ruled out by their literal
+    prefix; regexes are compiled lazily, so a short log compiles only the terminals it meets."""
+
+    def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None],
+                 lits: dict[str, str]) -> None:
+        self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
+        self._firsts = {name: firsts.get(name) for name, _ in ordered}
+        self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
+        self._lits = {name: lits.get(name, "") for name, _ in ordered}
+        self._cands: dict[str, list[tuple[str, str, str]]] = {}
+        self._hits: dict[str, int] = {}
+        self._alt: dict[str, re.Pattern[str] | None] = {}
+
+    def _candidates(self, char: str) -> list[tuple[str, str, str]]:
+        if not char or char >= "\x80":
+            # First-character sets describe ASCII only: anything else meets every terminal.
+            chosen = self._ordered
+        elif char in self._chars:
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
+        else:
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None]
+        cands = [(name, regexp, self._lits[name]) for name, regexp in chosen]
+        self._cands[char] = cands
+        return cands
+
+    def earlier(self, char: str, name: str) -> list[str]:
+        """Regexps of the candidates for `char` that lark tries before terminal `name`."""
+        cands = self._cands.get(char) or self._candidates(char)
+        out: list[str] = []
+        for n, regexp, _ in cands:
+            if n == name:
+                return out
+            out.append(regexp)
+        return out
+
+    def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
+        """(terminal name, matched text, end) of the token lark would lex at `pos`, or None."""
+        char = text[pos : pos + 1]
+        alt = self._alt.get(char)
+        if alt is not None:
+            m = alt.match(text, pos)
+            return None if m is None else (m.lastgroup, m.group(), m.end())  # type: ignore[return-value]
+        cands = self._cands.get(char)
+        if cands is None:
+            cands = self._candidates(char)
+        hits = self._hits[char] = self._hits.get(char, 0) + 1
+        if hits > _PROMOTE_AFTER and cands:
+            self._alt[char] = compile_cached("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            return self.match(text, pos)
+        for name, regexp, lit in cands:
+            if lit and not text.startswith(lit, pos):
+                continue
+            pattern = _PATTERNS.get(regexp)
+            if pattern is None:
+                pattern = _PATTERNS[regexp] = compile_cached(regexp)
+            m = pattern.match(text, pos)
+            if m is not None:
+                return name, m.group(), m.end()
+        return None
+
+
+@dataclass
+class FastPathData:
+    """What the fast path needs from the grammar, as plain (picklable) data: extracted from lark
+    once and cached per grammar, so that a run whose lines all take the fast path never imports
+    lark at all."""
+
+    prefix: dict[str, str]  # prefix terminal → callback name
+    start: list[tuple[str, str]]  # terminals acceptable at the start of a line, lark's order
+    after_prefix: list[tuple[str, str]]  # terminals acceptable after a prefix, lark's order
+    firsts: dict[str, frozenset[str] | None]
+    literal_prefixes: dict[str, str]
+    # first terminal → flat alternatives: (regex source, kept (group, terminal), callback name)
+    alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
+    # every terminal's regexp (the fused stats shapes need the body terminal's)
+    terminal_patterns: dict[str, str] | None = None
+
+    @classmethod
+    def from_lark(cls, lark: Lark) -> FastPathData:
+        terminals = {t.name: t for t in lark.terminals}
+        rules_by_origin: dict[str, list[Any]] = defaultdict(list)
+        for rule in lark.rules:
+            rules_by_origin[rule.origin.name].append(rule)
+        first = _first_sets(rules_by_origin)
+        prefix = {}
+        for rule in rules_by_origin["prefix"]:
+            (sym,) = rule.expansion
+            prefix[str(sym.name)] = str(rule.alias or rule.origin.name)
+        msg_first = first["message"]
+
+        def ordered(names: set[str]) -> list[tuple[str, str]]:
+            return [(str(t.name), str(t.pattern.to_regexp())) for t in sorted((terminals[n] for n in names), key=_lexer_order)]
+
+        alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]] = defaultdict(list)
+        for rule in _flat_rules(rules_by_origin, "message"):
+            alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
+        lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
+        patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
+        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
+                   dict(alternatives), patterns)
+
+
+def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    """One flat rule as a regex: lark's terminal patterns in atomic groups (lark's lexer never
+    backtracks into a token); the kept tokens are named groups."""
+    if rule.options.empty_indices:
+        raise ValueError(f"rule {rule} uses [x] placeholders; write x? instead")
+    parts: list[str] = []
+    kept: list[tuple[str, str]] = []
+    keep_all = rule.options.keep_all_tokens
+    for i, sym in enumerate(rule.expansion):
+        pattern = terminals[sym.name].pattern.to_regexp()
+        if keep_all or not sym.filter_out:
+            group = f"k{i}"
+            parts.append(f"(?>(?P<{group}>{pattern}))")
+            kept.append((group, str(sym.name)))
+        else:
+            parts.append(f"(?>{pattern})")
+    # Plain str everywhere: lark's names can be lark Tokens, which would make the cached data
+    # import lark when unpickled.
+    return "".join(parts), tuple(kept), str(rule.alias or rule.origin.name)
+
+
+# A (prefix, alternative) combination seen this many times gets its own one-regex shape.
+_SHAPE_AFTER = 16
+_MAX_SHAPES = 6
+
+
+@dataclass(slots=True)
+class _Shape:
+    regex: re.Pattern[str]
+    prefix: str | None
+    alt: _Alternative
+    hits: int = 0
+    parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
+    counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
+
+
+@dataclass(slots=True)
+class _StatsShape:
+    """A shape of a stats line fused with the stats body's key signature: one regex proves the
+    grammar's tokens (the body token as a lookahead) and captures every field value, and the
+    signature's generated builder turns them into fields — the body is scanned once."""
+
+    regex: re.Pattern[str]
+    prefix: str | None
+    offset: int  # index in m.groups() of the first signature value
+    build: Callable[[tuple[str, ...]], dict[str, Any]]
+    fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
+    hits: int = 0
+
+
+class FastPath:
+    """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
+
+    def __init__(self, data: FastPathData, transformer: Any) -> None:
+        self.data = data
+        self._transformer = transformer
+        self._line = transformer.line
+        unparsed = transformer.unparsed_line
+        # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
+        self._unparsed = lambda env, rest: unparsed(
+            [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
+        self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
+        self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
+        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
+        self._alts: dict[str, list[_Alternative]] = {}
+        # Callbacks that read only the token texts get plain strings (no token object per token).
+        self._plain: frozenset[str] = frozenset(getattr(transformer, "PLAIN_TOKEN_CALLBACKS", ()))
+        self.alternatives = sum(len(v) for v in data.alternatives.values())
+        self._env_cache: dict[str, Any] = {}
+        self._prefix_regexp = {name: regexp for name, regexp in data.start if name in data.prefix}
+        self._shapes: list[_Shape] = []
+        self._stats_shapes: list[_StatsShape] = []
+        self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
+        self._seen: dict[tuple[str, str | None, str, int], int] = {}
+        self._parsed = 0
+
+    def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
+        """Count a (line start, prefix, message start, alternative) combination; a frequent one
+        becomes a shape: ONE regex that proves, exactly as lark's lexer would decide, that the
+        prefix and then the alternative's first terminal are the tokens lark picks (no earlier
+        candidate matches: negative lookaheads), and matches the whole alternative."""
+        key = (char0, prefix, char_msg, id(alt))
+        n = self._seen[key] = self._seen.get(key, 0) + 1
+        if n % _SHAPE_AFTER:
+            return
+        if len(self._shapes) >= _MAX_SHAPES:
+            # Full: a combination that keeps coming back replaces the least used shape (startup
+            # lines repeated on every rank must not keep the serving lines out for good).
+            weakest = min(self._shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._shapes.remove(weakest)
+        parts = [f"(?={re.escape(char0)})"]
+        if prefix is not None:
+            earlier = self._start.earlier(char0, prefix)
+            if earlier:
+                parts.append(f"(?!{'|'.join(earlier)})")
+            parts.append(f"(?P<pfx>{self._prefix_regexp[prefix]})(?={re.escape(char_msg)})")
+            earlier = self._after_prefix.earlier(char_msg, first)
+        else:
+            earlier = self._start.earlier(char0, first)
+        if earlier:
+            parts.append(f"(?!{'|'.join(earlier)})")
+        head = "".join(parts)
+        parts.append(alt.src)
+        # A new shape starts with the count that earned it, or the next hot combination would
+        # evict it at once as "least used".
+        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt, hits=n, parts=head))
+
+    def compile_all(self) -> None:
+        """Compile every alternative now (tests use it to check that all of them compile)."""
+        for name in self.data.alternatives:
+            self._alternatives(name)
+
+    def _alternatives(self, name: str) -> list[_Alternative]:
+        alts = self._alts.get(name)
+        if alts is None:
+            alts = self._alts[name] = [
+                _Alternative(compile_cached(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
+                for src, kept, cb in self.data.alternatives.get(name, ())
+            ]
+        return alts
+
+    def parse(self, text: str) -> Any:
+        """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
+        self._parsed += 1
+        if not self._parsed & 2047:
+            self._decay()
+        for fused in self._stats_shapes:
+            m = fused.regex.fullmatch(text)
+            if m is not None:
+                return self._from_stats_shape(fused, m)
+        for shape in self._shapes:
+            m = shape.regex.fullmatch(text)
+            if m is not None:
+                return self._from_shape(shape, m)
+        return self._parse(text)
+
+    def _decay(self) -> None:
+        """Every 2048 lines: halve all usage counts, so that shapes reflect what the log prints
+        now (a startup line repeated on every rank must not hold a slot while serving lines
+        wait), and try the most used shapes first."""
+        for s in self._shapes:
+            s.hits >>= 1
+            if s.counts:
+                s.counts = {k: v >> 1 for k, v in s.counts.items() if v > 1}
+        for f in self._stats_shapes:
+            f.hits >>= 1
+        self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
+        self._shapes.sort(key=lambda s: -s.hits)
+        self._stats_shapes.sort(key=lambda s: -s.hits)
+
+    def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
+        shape.hits += 1
+        env = None
+        if shape.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[shape.prefix]([_token(shape.prefix, value)])
+        alt = shape.alt
+        if alt.plain:
+            tokens = [m.group(g) for g, _ in alt.kept]
+            partial = alt.callback(tokens)
+            if alt.name in self._stats_callbacks:
+                self._learn_stats(shape, tokens)
+        else:
+            partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _learn_stats(self, shape: _Shape, tokens: list[str]) -> None:
+        """Count the stats signature of this line on its shape; a frequent one gets a fused shape."""
+        from logparse.grammar.transform.runtime import stats_signature
+
+        known, fields = self._stats_callbacks[shape.alt.name]
+        head_src, body_src = self._head_and_body(shape.alt)
+        if head_src is None:
+            return
+        sig = stats_signature(tokens[-1], known)
+        if sig is None:
+            return
+        counts = shape.counts = shape.counts or {}
+        n = counts[id(sig)] = counts.get(id(sig), 0) + 1
+        if n % _SHAPE_AFTER:
+            return
+        if len(self._stats_shapes) >= _MAX_SHAPES:
+            weakest = min(self._stats_shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._stats_shapes.remove(weakest)
+        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
+        regex = compile_cached(source)
+        self._stats_shapes.append(
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
+
+    def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
+        """The head and body terminal patterns of a two-token stats alternative."""
+        if len(alt.kept) != 2:
+            return None, ""
+        regexps = dict(self.data.start) | dict(self.data.after_prefix)
+        head = regexps.get(alt.kept[0][1])
+        body = self.data.terminal_patterns.get(alt.kept[1][1]) if self.data.terminal_patterns else None
+        return (head, body) if head is not None and body is not None else (None, "")
+
+    def _from_stats_shape(self, fused: _StatsShape, m: re.Match[str]) -> Any:
+        fused.hits += 1
+        env = None
+        if fused.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[fused.prefix]([_token(fused.prefix, value)])
+        partial = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _parse(self, text: str) -> Any:
+        hit = self._start.match(text, 0)
+        if hit is None:
+            # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
+            # `unparsed_line` takes the whole line as TEXT. Decide it here; LALR would do the same.
+            return self._unparsed(None, text)
+        name, value, pos = hit
+        env = None
+        prefix = None
+        if name in self._prefix:
+            prefix = name
+            # Envelope callbacks are pure functions of the prefix text, which repeats a lot (same
+            # second, same rank): cache them. A cleared cache costs only speed.
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
+            hit = self._after_prefix.match(text, pos)
+            if hit is None:
+                # No message can start here: the lexer of `line` fails right after the prefix.
+                return self._unparsed(env, text[pos:])
+            name = hit[0]
+        else:
+            pos = 0
+        alts = self._alts.get(name)
+        if alts is None:
+            alts = self._alternatives(name)
+        for alt in alts:
+            mm = alt.regex.fullmatch(text, pos)
+            if mm is not None:
+                if alt.plain:
+                    partial = alt.callback([mm.group(g) for g, _ in alt.kept])
+                else:
+                    partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
+                self._learn(text[:1], prefix, text[pos : pos + 1], name, alt)
+                return self._line([env, partial] if env is not None else [partial])
+        return None
+
+
+def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
+    """First characters of every terminal (regex analysis; cached on disk with the grammar)."""
+    return {str(t.name): _first_chars(t.pattern.to_regexp()) for t in lark.terminals}
+
+
+def _first_sets(rules_by_origin: dict[str, list[Any]]) -> dict[str, set[str]]:
+    """FIRST sets of the nonterminals (the grammar has no empty message rules)."""
+    first: dict[str, set[str]] = defaultdict(set)
+    changed = True
+    while changed:
+        changed = False
+        for origin, rules in rules_by_origin.items():
+            for rule in rules:
+                if not rule.expansion:
+                    continue
+                sym = rule.expansion[0]
+                add = {sym.name} if sym.is_term else first[sym.name]
+                if not add <= first[origin]:
+                    first[origin] |= add
+                    changed = True
+    return first
+
+
+def _flat_rules(rules_by_origin: dict[str, list[Any]], origin: str) -> list[Any]:
+    """Flat rules reachable from `origin` through inlined (`?rule`) single-symbol alternatives."""
+    out: list[Any] = []
+    for rule in rules_by_origin[origin]:
+        exp = rule.expansion
+        if all(s.is_term for s in exp) and exp:
+            out.append(rule)
+        elif len(exp) == 1 and (rule.options.expand1 or exp[0].name.startswith("_")):
+            out.extend(_flat_rules(rules_by_origin, exp[0].name))
+    return out
+
+
+class LineParser:
+    """Parse one line into (envelope, event class, fields): fast path first, then LALR, then the
+    `unparsed_line` fallback that keeps the envelope of a line no message rule knows. The LALR
+    parser is built on first need (or at once with strict=True, which is what the strict check is for)."""
+
+    def __init__(self, transformer: Any, *, strict: bool = False, fast: bool = True) -> None:
+        self._transformer = transformer
+        self._strict = strict
+        self._lark: Lark | None = None
+        if strict or not fast:
+            self._lark = build_lark(transformer, strict=strict)
+        self.fast = FastPath(_cached_fast_data(self, strict), transformer) if fast else None
+
+    @property
+    def lark(self) -> Lark:
+        if self._lark is None:
+            self._lark = build_lark(self._transformer, strict=self._strict)
+        return self._lark
+
+    def parse(self, text: str) -> ParsedLine:
+        if self.fast is not None:
+            out = self.fast.parse(text)
+            if out is not None:
+                return out  # type: ignore[no-any-return]
+        return self.parse_lalr(text)
+
+    def parse_lalr(self, text: str) -> ParsedLine:
+        from lark.exceptions import LarkError
+
+        parse = self.lark.parse
+        try:
+            return parse(text, start="line")  # type: ignore[return-value]
+        except LarkError:
+            return parse(text, start="unparsed_line")  # type: ignore[return-value]
+
+
+def _cached_fast_data(parser: LineParser, strict: bool) -> FastPathData:
+    """The fast path's data, from the per-user cache when it was made from this very grammar."""
+    import pickle
+
+    cache = _cache_path(grammar_text(), strict)
+    path = f"{cache}.fastpath" if cache else None
+    if path and os.path.exists(path):
+        try:
+            with open(path, "rb") as fh:
+                data = pickle.load(fh)
+            if isinstance(data, FastPathData):
+                return data
+        except (OSError, pickle.PickleError, EOFError, AttributeError, TypeError):
+            pass
+    data = FastPathData.from_lark(parser.lark)
+    if path:
+        try:
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                pickle.dump(data, fh)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return data
+
+
+_PARSERS: dict[tuple[bool, bool], LineParser] = {}
+
+
+def get_parser(*, strict: bool = False, fast: bool = True) -> LineParser:
+    """The process-wide parser (building it costs ~0.1–0.5 s, so do it once)."""
+    key = (strict, fast)
+    parser = _PARSERS.get(key)
+    if parser is None:
+        from logparse.grammar.transform import LineTransformer
+
+        parser = _PARSERS[key] = LineParser(LineTransformer(), strict=strict, fast=fast)
+    return parser

@@ -1,0 +1,102 @@
+"""Transformer callbacks for the line structure and the envelope (prefix) of a line."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from logparse.model.events import Unparsed
+
+
+class Envelope(NamedTuple):
+    """What a line's prefix said: its timestamp text, rank tags, level and which formatter wrote it."""
+
+    ts: str | None  # 'YYYY-MM-DD HH:MM:SS[.fff]', 'HH:MM:SS' (time only) or 'MM-DD HH:MM:SS'
+    rank: str | None  # 'TP3', 'DP1 TP1', 'TP5 EP5', 'GPU0', 'rank4' ...
+    level: str | None
+    style: str  # sglang / time / diffusion / cut / vllm / gpu / torch-rank / c10d
+
+
+# Every callback receives a list of lark Tokens (from LALR or from the fast path). Callbacks must
+# not use token positions: fast-path tokens have none.
+Children = list[Any]
+
+
+class EnvelopeCallbacks:
+    """`line`, `unparsed_line` and the `prefix` alternatives."""
+
+    def line(self, children: Children) -> tuple[Envelope | None, type, dict[str, Any]]:
+        if len(children) == 2:
+            env, (cls, kw) = children
+            return env, cls, kw
+        cls, kw = children[0]
+        return None, cls, kw
+
+    def unparsed_line(self, children: Children) -> tuple[Envelope | None, type, dict[str, Any]]:
+        env = None
+        text = ""
+        for child in children:
+            if isinstance(child, Envelope):
+                env = child
+            else:
+                text = str(child)
+        return env, Unparsed, {"text": text}
+
+    def sglang_prefix(self, children: Children) -> Envelope:
+        tok: str = children[0]
+        close = tok.index("]")
+        inner = tok[1:close]
+        ts = inner[:19]
+        rest = inner[19:]
+        if rest[:1] in (".", ","):
+            ts = f"{ts}.{rest[1:4]}"
+            rest = rest[4:]
+        rank = rest.strip() or None
+        level = None
+        tail = tok[close + 2 :]
+        if tail:
+            level = tail.split(" ", 1)[0]
+        return Envelope(ts, rank, level, "sglang")
+
+    def time_prefix(self, children: Children) -> Envelope:
+        inner = str(children[0])[1:-2]
+        return Envelope(inner[:8], inner[9:] or None, None, "time")
+
+    def diffusion_prefix(self, children: Children) -> Envelope:
+        inner = str(children[0])[1:-2]
+        return Envelope(inner[:14], inner[15:] or None, None, "diffusion")
+
+    def cut_prefix(self, children: Children) -> Envelope:
+        inner = str(children[0])[:-2]
+        ts = inner[:19]
+        rest = inner[19:]
+        if rest[:1] == ".":
+            ts = f"{ts}.{rest[1:4]}"
+            rest = rest[4:]
+        return Envelope(ts, rest.strip() or None, None, "cut")
+
+    def vllm_prefix(self, children: Children) -> Envelope:
+        level, date, time, _src = str(children[0]).split(" ", 3)
+        return Envelope(f"{date} {time}", None, level, "vllm")
+
+    def gpu_prefix(self, children: Children) -> Envelope:
+        tok = str(children[0])
+        return Envelope(None, f"GPU{tok[tok.index('=') + 1 : -2]}", None, "gpu")
+
+    def rank_prefix(self, children: Children) -> Envelope:
+        return Envelope(None, str(children[0])[1:-3], None, "torch-rank")
+
+    def c10d_prefix(self, children: Children) -> Envelope:
+        tok = children[0]
+        text = str(tok)
+        rank = None
+        if text.startswith("[rank"):
+            rank = text[1 : text.index("]")]
+            text = text[text.index("]") + 2 :]
+        body = text[1:-2]  # 'E304 12:54:52.122900428 ProcessGroupNCCL.cpp:616'
+        level = body[0]
+        parts = body[1:].split()
+        ts = None
+        if len(parts) >= 3 and len(parts[0]) in (3, 4):
+            mmdd = parts[0].zfill(4)
+            ts = f"{mmdd[:2]}-{mmdd[2:]} {parts[1][:8]}"
+        return Envelope(ts, rank, level, "c10d")

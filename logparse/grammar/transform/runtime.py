@@ -1,0 +1,285 @@
+"""Transformer callbacks for grammars/runtime.lark: stats lines, retraction, uvicorn, readiness.
+
+Known-message codes defined here: request-received, request-finished (`--log-requests`),
+uvicorn-bind-failed [errno, host, port], uvicorn-asgi-exception.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from logparse.model.events import (
+    DecodeBatch,
+    HttpAccess,
+    PrefillBatch,
+    Retraction,
+    ServerReady,
+    UvicornLifecycle,
+)
+from logparse.grammar.transform.known import known_fields
+
+Children = list[Any]
+
+# Stats keys as printed → field names. Keys not listed go to `extra` under a normalised name.
+_DECODE_KEYS = {
+    "#running-req": "running",
+    "#token": "tokens",
+    "token usage": "token_usage",
+    "accept len": "accept_len",
+    "accept rate": "accept_rate",
+    "gen throughput (token/s)": "gen_throughput",
+    "#queue-req": "queue",
+}
+_PREFILL_KEYS = {
+    "#new-seq": "new_seq",
+    "#new-token": "new_token",
+    "#cached-token": "cached_token",
+    "token usage": "token_usage",
+    "#running-req": "running",
+    "#queue-req": "queue",
+    "input throughput (token/s)": "input_throughput",
+}
+_GRAPH_KEYS = frozenset({"cuda graph", "cpu graph", "npu graph", "musa graph", "xpu graph"})
+# When a hybrid model prints no plain `token usage`, the full-attention pool is the KV pool.
+_USAGE_FALLBACK = ("full token usage", "gpu token usage")
+
+_EXTRA_NAMES: dict[str, str] = {}
+
+
+def _extra_name(key: str) -> str:
+    """'#full token' → 'full_tokens', 'swa token usage' → 'swa_token_usage', 'cache hit rate' → ..."""
+    name = _EXTRA_NAMES.get(key)
+    if name is None:
+        k = key.replace("(token/s)", "").replace("(per GPU)", "per_gpu").replace("(GB/s per GPU)", "gbps")
+        k = k.replace("#", "n_").replace("-", "_").replace(".", "").replace("/", "_").replace("+", "_")
+        name = "_".join(k.split()).strip("_").lower()
+        _EXTRA_NAMES[key] = name
+    return name
+
+
+def _number(value: str) -> float | None:
+    value = value.strip().rstrip(",").strip()
+    value = value.removesuffix("%")
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extra: dict[str, float]) -> None:
+    """One `key: value` item into the fields: known keys (counts as ints), graph flags to
+    `cuda_graph`, every other numeric item to `extra` under a normalised name."""
+    name = known.get(key)
+    if name is not None:
+        try:
+            num = float(value)
+        except ValueError:
+            return
+        kw[name] = int(num) if key[0] == "#" else num
+    elif key in _GRAPH_KEYS:
+        kw["cuda_graph"] = value == "True"
+        if key != "cuda graph":
+            extra["graph_device_" + key.split()[0]] = 1.0
+    else:
+        number = _number(value)
+        if number is not None:
+            extra[_extra_name(key)] = number
+
+
+def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
+    if "token_usage" not in kw:
+        for key in _USAGE_FALLBACK:
+            name = _extra_name(key)
+            if name in extra:
+                kw["token_usage"] = extra[name]
+                break
+    if extra:
+        kw["extra"] = extra
+    return kw
+
+
+class _Signature:
+    """The key sequence of a stats body, compiled: a server prints the same keys on every line, so
+    after the first line a body is split by one C-level regex match and turned into fields by a
+    function generated for exactly these keys (no per-item dispatch). It produces exactly what the
+    generic path produces — each generated statement is `_apply` specialised to one key, and
+    `tests/test_grammar_runtime.py` compares both — and a body the regex does not match takes the
+    generic path."""
+
+    __slots__ = ("build", "keys", "regex")
+
+    def __init__(self, keys: list[str], known: dict[str, str]) -> None:
+        self.keys = keys
+        # Middle values hold no comma (the generic path splits on ', '); the last value may be
+        # followed by the trailing ', ' / ',' / ' ' that some releases print.
+        parts = [f"{re.escape(k)}: ([^,]*)" for k in keys[:-1]] + [f"{re.escape(keys[-1])}: ([^,]*?)[, ]*"]
+        self.regex = re.compile(", ".join(parts))
+        lines = ["def build(g):", "    kw = {}", "    extra = {}"]
+        for i, key in enumerate(keys):
+            name = known.get(key)
+            if name is not None:
+                conv = "int(x)" if key[0] == "#" else "x"
+                lines += ["    try:", f"        x = float(g[{i}])", "    except ValueError:", "        pass",
+                          "    else:", f"        kw[{name!r}] = {conv}"]
+            elif key in _GRAPH_KEYS:
+                lines.append(f"    kw['cuda_graph'] = g[{i}] == 'True'")
+                if key != "cuda graph":
+                    lines.append(f"    extra[{'graph_device_' + key.split()[0]!r}] = 1.0")
+            else:
+                lines += [f"    x = _number(g[{i}])", "    if x is not None:", f"        extra[{_extra_name(key)!r}] = x"]
+        lines.append("    return _finish(kw, extra)")
+        namespace: dict[str, Any] = {"_number": _number, "_finish": _finish}
+        exec("\n".join(lines), namespace)  # noqa: S102 — code generated from printed key names, all repr()-quoted
+        self.build = namespace["build"]
+
+
+_SIGNATURES: dict[int, list[_Signature]] = {}
+_MAX_SIGNATURES = 8
+
+
+def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
+    """Split a stats body into fields (see `_apply`). Hot: one regex match per line in steady state."""
+    sigs = _SIGNATURES.setdefault(id(known), [])
+    for i, sig in enumerate(sigs):
+        m = sig.regex.fullmatch(body)
+        if m is not None:
+            if i:  # most recently used first: one server prints one or two key sets
+                sigs.insert(0, sigs.pop(i))
+            return sig.build(m.groups())  # type: ignore[no-any-return]
+    kw: dict[str, Any] = {}
+    extra: dict[str, float] = {}
+    keys: list[str] | None = []
+    for item in body.rstrip(", ").split(", "):
+        key, sep, value = item.partition(": ")
+        if not sep:
+            keys = None  # an empty or cut item: not a shape worth learning
+            continue
+        if keys is not None:
+            keys.append(key)
+        _apply(key, value, known, kw, extra)
+    if keys:
+        if len(sigs) >= _MAX_SIGNATURES:
+            sigs.pop()  # the least recently used key set
+        sigs.insert(0, _Signature(keys, known))
+    return _finish(kw, extra)
+
+
+def _iteration(head: str) -> int | None:
+    if "[" in head:
+        return int(head[head.index("[") + 1 : head.index("]")])
+    return None
+
+
+def _decode_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]:
+    """A decode line's fields from its head (`Decode batch [N], `) and its parsed stats body."""
+    it = _iteration(head)
+    if it is not None:
+        kw["iteration"] = it
+    return DecodeBatch, kw
+
+
+def _prefill_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]:
+    """A prefill line's fields from its head (`Prefill batch(mixed #running-req: 5). `) and body."""
+    if "(mixed" in head:
+        kw["running"] = int(head[head.index(": ") + 2 : head.index(")")])
+    else:
+        it = _iteration(head)
+        if it is not None:
+            kw["iteration"] = it
+    return PrefillBatch, kw
+
+
+def stats_signature(body: str, known: dict[str, str]) -> _Signature | None:
+    """The learned signature whose regex matches this body (after `_stats` has seen it)."""
+    for sig in _SIGNATURES.get(id(known), ()):
+        if sig.regex.fullmatch(body) is not None:
+            return sig
+    return None
+
+
+# For the fast path's fused stats shapes (grammar.FastPath): callback name → (keys, fields).
+STATS_CALLBACKS: dict[str, tuple[dict[str, str], Any]] = {
+    "decode_batch": (_DECODE_KEYS, _decode_fields),
+    "prefill_batch": (_PREFILL_KEYS, _prefill_fields),
+}
+
+
+@known_fields("UVICORN_BIND_FAILED")
+def _bind_failed(tokens: list[str]) -> dict[str, Any]:
+    """`[Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use`"""
+    text = tokens[0]
+    out: dict[str, Any] = {"errno": int(text[len("[Errno ") : text.index("]")])}
+    if "(" in text and ")" in text:
+        host, _, port = text[text.index("(") + 1 : text.index(")")].rpartition(", ")
+        out["host"] = host.strip("'\"")
+        if port.strip().isdigit():
+            out["port"] = int(port)
+    return out
+
+
+class RuntimeCallbacks:
+    STATS_CALLBACKS = STATS_CALLBACKS
+    # These callbacks read token texts only (never `.type`): the fast path passes them plain str.
+    PLAIN_TOKEN_CALLBACKS = ("decode_batch", "prefill_batch", "retraction", "http_access", "uvicorn_lifecycle",
+                             "server_ready")
+
+    def decode_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
+        head, body = children
+        return _decode_fields(str(head), _stats(str(body), _DECODE_KEYS))
+
+    def prefill_batch(self, children: Children) -> tuple[type, dict[str, Any]]:
+        head, body = children
+        return _prefill_fields(str(head), _stats(str(body), _PREFILL_KEYS))
+
+    def retraction(self, children: Children) -> tuple[type, dict[str, Any]]:
+        kw: dict[str, Any] = {}
+        for item in str(children[1]).rstrip(", ").split(", "):
+            key, _, value = item.partition(": ")
+            if key == "#retracted_reqs":
+                kw["retracted"] = int(value)
+            elif key == "#new_tokens_gained":
+                kw["new_tokens_gained"] = int(value)
+            elif key == "#new_token_ratio":
+                before, _, after = value.partition("->")
+                kw["ratio_from"] = _number(before)
+                if after.strip():
+                    kw["ratio_to"] = _number(after)
+        return Retraction, kw
+
+    def http_access(self, children: Children) -> tuple[type, dict[str, Any]]:
+        text = str(children[1])
+        client, _, rest = text.partition(' - "')
+        request, _, status = rest.rpartition('" ')
+        method, _, tail = request.partition(" ")
+        path = tail.rpartition(" ")[0]
+        return HttpAccess, {
+            "client": client,
+            "method": method,
+            "path": path,
+            "status": int(status[:3]),
+            "reason": status[4:].strip(),
+        }
+
+    def uvicorn_lifecycle(self, children: Children) -> tuple[type, dict[str, Any]]:
+        text = str(children[1])
+        kw: dict[str, Any] = {}
+        if text.startswith("Started"):
+            kw["stage"] = "started" if "server" in text else "started-parent"
+            kw["pid"] = int(text[text.index("[") + 1 : -1])
+        elif text.startswith("Finished"):
+            kw["stage"] = "finished"
+            kw["pid"] = int(text[text.index("[") + 1 : -1])
+        elif text.startswith("Uvicorn running on "):
+            kw["stage"] = "running"
+            kw["url"] = text[len("Uvicorn running on ") :].split(" ", 1)[0]
+        elif text.startswith("Waiting"):
+            kw["stage"] = "waiting-startup" if "startup" in text else "waiting-shutdown"
+        elif text.startswith("Application"):
+            kw["stage"] = "startup-complete" if "startup" in text else "shutdown-complete"
+        else:
+            kw["stage"] = "shutting-down"
+        return UvicornLifecycle, kw
+
+    def server_ready(self, children: Children) -> tuple[type, dict[str, Any]]:
+        return ServerReady, {}

@@ -1,0 +1,1 @@
+"""Input: the only layer that touches files — sources, decoding, repairs, wrapper prefixes."""

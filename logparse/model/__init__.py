@@ -1,0 +1,1 @@
+"""The vocabulary: events, findings, severities, message codes (imports nothing of logparse)."""

@@ -1,0 +1,331 @@
+"""Drive the pipeline for one log: reader → grammar → events and columns → multi-line records.
+
+Stage 1 (per byte range, possibly in several processes): read and parse every line; hot lines
+(decode/prefill stats, access lines) go straight into columns, every other line is kept as a
+small parsed tuple. Stage 2 (in order, one process): build event objects, assemble tracebacks and
+benchmark blocks, count coverage. Multi-line records never include hot lines (by definition, in
+both the one-process and the split mode), so splitting a file by byte ranges cannot change the
+result: `tests/test_parse.py` checks that jobs=1 and jobs=2 agree.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from logparse.parsing.benchblocks import BenchAssembler
+from logparse.parsing.columns import (
+    NAN,
+    AccessColumns,
+    StatsColumns,
+    decode_columns,
+    epoch,
+    prefill_columns,
+)
+from logparse.parsing.coverage import Coverage
+from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
+from logparse.parsing.records import TracebackAssembler
+from logparse.grammar.transform import Envelope
+
+# Below this size a second process costs more (start-up, pickling) than it saves.
+PARALLEL_MIN_BYTES = 8 * 1024 * 1024
+MAX_TEXT_CHARS = 64 * 1024 * 1024
+# Envelope styles whose rank tags are SGLang's own (not torch's '[rankN]:' or old '[gpu_id=N]').
+RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
+MAX_EVIDENCE_LINE = 4096
+
+# (line number, text, wrapper, envelope, event class, fields)
+Rest = tuple[int, str, Any, Envelope | None, type, dict[str, Any]]
+
+
+@dataclass
+class ParsedLog:
+    """Everything parsed from one log file."""
+
+    path: str
+    report: ReadReport
+    events: list[Event] = field(default_factory=list)
+    decode: StatsColumns = field(default_factory=decode_columns)
+    prefill: StatsColumns = field(default_factory=prefill_columns)
+    access: AccessColumns = field(default_factory=AccessColumns)
+    coverage: Coverage = field(default_factory=Coverage)
+    # Cleaned text of every non-hot line (evidence for findings), bounded by MAX_TEXT_CHARS.
+    texts: dict[int, str] = field(default_factory=dict)
+    text_chars: int = 0
+    # Rank tags printed inside SGLang envelopes on any non-hot line (hot lines: the columns' ranks).
+    ranks_seen: set[str] = field(default_factory=set)
+
+    def of(self, *classes: type[Event]) -> list[Any]:
+        """The (non-hot) events of the given classes, in file order."""
+        return [e for e in self.events if isinstance(e, classes)]
+
+
+class TimeCache:
+    """Timestamp text → datetime (and → epoch seconds). Consecutive lines mostly share a second."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, datetime | None] = {}
+        self._epochs: dict[str | None, float] = {None: NAN}
+        self._days: dict[str, float] = {}
+
+    def epoch(self, text: str | None) -> float:
+        try:
+            return self._epochs[text]
+        except KeyError:
+            pass
+        if len(self._epochs) > 100_000:
+            self._epochs.clear()
+            self._epochs[None] = NAN
+        value = self._epochs[text] = self._epoch(text)  # type: ignore[arg-type]
+        return value
+
+    def _epoch(self, text: str) -> float:
+        # 'YYYY-MM-DD HH:MM:SS[.fff]': the day's epoch (cached) plus seconds, without a datetime.
+        if len(text) >= 19 and text[4] == "-" and text[13] == ":" and text[16] == ":":
+            day = self._days.get(text[:10])
+            if day is None:
+                day = self._days[text[:10]] = epoch(self.get(text[:10] + " 00:00:00"))
+            try:
+                secs = int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])
+                frac = float("0" + text[19:].replace(",", ".")) if len(text) > 19 else 0.0
+            except ValueError:
+                return epoch(self.get(text))
+            return NAN if math.isnan(day) else day + secs + frac
+        return epoch(self.get(text))
+
+    def get(self, text: str | None) -> datetime | None:
+        if text is None:
+            return None
+        try:
+            return self._cache[text]
+        except KeyError:
+            pass
+        if len(self._cache) > 100_000:
+            self._cache.clear()
+        value = self._cache[text] = _parse_ts(text)
+        return value
+
+
+def _parse_ts(text: str) -> datetime | None:
+    try:
+        if len(text) >= 19 and text[4] == "-":
+            return datetime.fromisoformat(text.replace(",", "."))
+        if len(text) == 8 and text[2] == ":":  # 0.2.15–0.3.3: time only
+            return datetime.fromisoformat(f"1900-01-01 {text}")
+        if len(text) >= 14 and text[2] == "-":  # MM-DD HH:MM:SS (diffusion, vLLM, torch)
+            return datetime.fromisoformat(f"1900-{text[:14]}")
+    except ValueError:
+        return None
+    return None
+
+
+@dataclass
+class _Part:
+    """What stage 1 returns for one byte range."""
+
+    report: ReadReport
+    decode: StatsColumns
+    prefill: StatsColumns
+    access: AccessColumns
+    rest: list[Rest]
+    lines: int
+
+
+def _envelope_ts(env: Envelope | None, wrapper: Any, times: TimeCache) -> datetime | None:
+    if env is not None and env.ts is not None:
+        return times.get(env.ts)
+    if wrapper is not None and wrapper.ts:
+        return times.get(wrapper.ts)
+    return None
+
+
+def _stage1(lines: Iterable[tuple[int, str, Any]], part: _Part, keep_rest: bool) -> Iterator[Rest]:
+    """Parse lines; hot ones into columns; yield the rest (or collect it when keep_rest)."""
+    parse = get_parser().parse
+    times = TimeCache()
+    decode_add, prefill_add, access_add = part.decode.add, part.prefill.add, part.access.add
+    n = 0
+    for no, text, wrapper in lines:
+        n += 1
+        env, cls, kw = parse(text)
+        if cls is DecodeBatch or cls is PrefillBatch or cls is HttpAccess:
+            if env is not None:
+                ts = times.epoch(env.ts) if env.ts is not None else times.epoch(wrapper.ts if wrapper else None)
+                rank = env.rank
+            else:
+                ts = times.epoch(wrapper.ts if wrapper is not None else None)
+                rank = None
+            add = decode_add if cls is DecodeBatch else prefill_add if cls is PrefillBatch else access_add
+            add(no, ts, rank, kw)
+            continue
+        item = (no, text, wrapper, env, cls, kw)
+        if keep_rest:
+            part.rest.append(item)
+        else:
+            yield item
+    part.lines = n
+
+
+def _new_part(path: str) -> _Part:
+    return _Part(ReadReport(path=path), decode_columns(), prefill_columns(), AccessColumns(), [], 0)
+
+
+def _parse_range(path: str, start: int, end: int, first_line: int) -> _Part:
+    """Stage 1 in a worker process."""
+    part = _new_part(path)
+    for _ in _stage1(read_lines(path, part.report, start=start, end=end, first_line_no=first_line), part, True):
+        pass
+    return part
+
+
+class _Stage2:
+    """Events, records and coverage from the non-hot lines, in file order."""
+
+    def __init__(self, log: ParsedLog) -> None:
+        self.log = log
+        self.times = TimeCache()
+        self.tracebacks = TracebackAssembler(log.path)
+        self.bench = BenchAssembler(log.path)
+        self.launch: Event | None = None
+
+    def feed(self, item: Rest) -> None:
+        no, text, wrapper, env, cls, kw = item
+        log = self.log
+        if log.text_chars < MAX_TEXT_CHARS:
+            shown = text[:MAX_EVIDENCE_LINE]
+            prev = log.texts.get(no)
+            log.texts[no] = shown if prev is None else f"{prev} ⏎ {shown}"
+            log.text_chars += len(shown)
+        ts = _envelope_ts(env, wrapper, self.times)
+        rank = env.rank if env is not None else None
+        if rank is not None and env.style in RANK_STYLES:  # type: ignore[union-attr]
+            log.ranks_seen.add(rank)
+        stream = wrapper.stream if wrapper is not None else ""
+        if not stream and env is not None and env.style == "torch-rank":
+            stream = f"rank:{rank}"
+        # A wrapper's timestamp is not an envelope: wrapped traceback lines are still continuation lines.
+        enveloped = env is not None and env.style != "torch-rank"
+        if cls is Unparsed:
+            msg = kw["text"]
+            if not msg and env is None:
+                # A blank line is a known shape (tracebacks and benchmark blocks end with one), not
+                # a gap in the grammar; the record assemblers still see it.
+                log.coverage.recognized += 1
+                done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
+            else:
+                log.coverage.add_unparsed(no, msg)
+                before = self.tracebacks.claimed()
+                done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
+                if self.tracebacks.claimed() != before:
+                    log.coverage.reclaim(no, msg)
+        else:
+            log.coverage.recognized += 1
+            log.events.append(
+                cls(line=no, end_line=no, ts=ts, rank=rank, source=log.path, wrapper=wrapper, **kw)
+            )
+            done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, text, enveloped=enveloped)
+        if done:
+            log.events.extend(done)
+        finished = self.bench.feed(no, ts, cls, kw)
+        if finished:
+            log.events.extend(finished)
+
+    def finish(self) -> None:
+        self.log.events.extend(self.tracebacks.finish())
+        self.log.events.extend(self.bench.finish())
+        # Records are appended when they complete; keep the list in file order.
+        self.log.events.sort(key=lambda e: (e.line, e.end_line))
+
+
+def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
+    """Parse one log (plain, .gz or '-' for stdin). jobs > 1 splits a large plain file by byte
+    ranges across processes."""
+    ranges: list[tuple[int, int, int]] = []
+    if jobs > 1 and path != "-" and _is_plain(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES:
+        ranges = split_points(path, jobs)
+    log = ParsedLog(path=path, report=ReadReport(path=path))
+    stage2 = _Stage2(log)
+    if len(ranges) > 1:
+        from concurrent.futures import (
+            ProcessPoolExecutor,  # only a split run pays for multiprocessing
+        )
+
+        with ProcessPoolExecutor(max_workers=len(ranges)) as pool:
+            parts = list(pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True)))
+        for part in parts:
+            _merge_part(log, part)
+            for item in part.rest:
+                stage2.feed(item)
+            part.rest.clear()
+    else:
+        part = _new_part(path)
+        part.report = log.report
+        for item in _stage1(read_lines(path, log.report), part, False):
+            stage2.feed(item)
+        _merge_part(log, part, report=False)
+    stage2.finish()
+    hot = len(log.decode) + len(log.prefill) + len(log.access)
+    log.coverage.recognized += hot
+    log.coverage.total = log.coverage.recognized + log.coverage.unparsed
+    return log
+
+
+def _merge_part(log: ParsedLog, part: _Part, *, report: bool = True) -> None:
+    log.decode.extend(part.decode)
+    log.prefill.extend(part.prefill)
+    log.access.extend(part.access)
+    if report:
+        _merge_report(log.report, part.report)
+
+
+def _merge_report(into: ReadReport, other: ReadReport) -> None:
+    for name, value in vars(other).items() if hasattr(other, "__dict__") else _slots(other):
+        if isinstance(value, bool):
+            setattr(into, name, getattr(into, name) or value)
+        elif isinstance(value, int):
+            setattr(into, name, getattr(into, name) + value)
+        elif isinstance(value, list):
+            getattr(into, name).extend(value)
+        elif name == "damaged" and value:
+            into.damaged = value
+
+
+def _slots(obj: Any) -> Iterator[tuple[str, Any]]:
+    for name in type(obj).__slots__:
+        if name != "path":
+            yield name, getattr(obj, name)
+
+
+def _is_plain(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) != b"\x1f\x8b"
+
+
+def fetch_lines(log: ParsedLog, numbers: Iterable[int]) -> dict[int, str]:
+    """The cleaned text of the given lines: kept non-hot lines, else a second read of the file
+    (hot lines are not kept; stdin cannot be read twice, so those come back missing)."""
+    wanted = set(numbers)
+    out = {n: log.texts[n] for n in wanted if n in log.texts}
+    missing = wanted - out.keys()
+    if missing and log.path != "-":
+        ranges = line_ranges(log.path, sorted(missing))
+        report = ReadReport(path=log.path)
+        if ranges is None:  # gzip: read from the start up to the last wanted line
+            ranges = [(0, -1, 1)]
+        for start, end, first in ranges:
+            source = read_lines(log.path, report) if end < 0 else read_lines(
+                log.path, report, start=start, end=end, first_line_no=first)
+            last = max(missing)
+            for no, text, _wrapper in source:
+                if no in missing:
+                    shown = text[:MAX_EVIDENCE_LINE]
+                    out[no] = shown if no not in out else f"{out[no]} ⏎ {shown}"
+                if no > last:
+                    break
+    return out

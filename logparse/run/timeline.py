@@ -1,0 +1,184 @@
+"""Startup phases per rank: how far each rank got, and how long each phase took.
+
+A phase runs from its begin line to its end line on the same rank. Ranks are the scheduler rank
+tags ('TP3'); the main process (no tag) owns the HTTP-server, warmup and ready phases. Timestamps
+have one-second resolution in most releases, so a phase's `printed_s` (the elapsed time SGLang
+printed, when it did) is more precise than `duration_s` and is preferred for display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from logparse.model.events import (
+    CaptureBegin,
+    CaptureEnd,
+    DistInitBegin,
+    DistInitEnd,
+    Event,
+    KvCacheAllocated,
+    MemoryPoolEnd,
+    ServerReady,
+    UvicornLifecycle,
+    WeightLoadBegin,
+    WeightLoadEnd,
+)
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+
+# Phase order within a rank (the order SGLang runs them, formats §2.1).
+PHASES = (
+    "dist-init",
+    "weight-load",
+    "kv-alloc",
+    "capture-prefill",
+    "capture-piecewise",
+    "capture-target",
+    "capture-draft",
+    "capture-draft-extend",
+    "http-server",
+    "warmup",
+    "ready",
+)
+MAIN = "main"  # the rank key of the main process
+
+
+@dataclass
+class Phase:
+    name: str
+    rank: str
+    start: datetime | None
+    end: datetime | None
+    start_line: int
+    end_line: int | None
+    printed_s: float | None = None  # elapsed seconds as SGLang printed them
+
+    @property
+    def complete(self) -> bool:
+        return self.end_line is not None
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.printed_s is not None:
+            return self.printed_s
+        if self.start is not None and self.end is not None:
+            return max(0.0, (self.end - self.start).total_seconds())
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.name,
+            "rank": self.rank,
+            "start": self.start.isoformat(sep=" ") if self.start else None,
+            "end": self.end.isoformat(sep=" ") if self.end else None,
+            "duration_s": None if self.duration_s is None else round(self.duration_s, 2),
+            "complete": self.complete,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+        }
+
+
+def _capture_phase(e: CaptureBegin | CaptureEnd) -> str:
+    kind = str(e.graph_kind)
+    return {"target": "capture-target", "verify": "capture-target", "draft": "capture-draft",
+            "draft-extend": "capture-draft-extend", "piecewise": "capture-piecewise",
+            "prefill": "capture-prefill"}.get(kind, "capture-target")
+
+
+def startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
+    """Phases by rank key (rank tag, or 'main'), each list in phase order."""
+    open_: dict[tuple[str, str], Phase] = {}
+    done: dict[str, list[Phase]] = {}
+
+    def begin(name: str, rank: str, e: Event) -> None:
+        key = (rank, name)
+        if key in open_ or any(p.name == name for p in done.get(rank, [])):
+            return  # a second begin (e.g. a draft model's own weight load) does not restart the phase
+        open_[key] = Phase(name, rank, e.ts, None, e.line, None)
+
+    def end(name: str, rank: str, e: Event, printed: float | None = None) -> None:
+        phase = open_.pop((rank, name), None)
+        if phase is None:
+            # An end without its begin (excerpt starts mid-startup): a phase with only an end.
+            if any(p.name == name for p in done.get(rank, [])):
+                return
+            phase = Phase(name, rank, None, None, e.line, None)
+        phase.end, phase.end_line, phase.printed_s = e.ts, e.line, printed
+        done.setdefault(rank, []).append(phase)
+
+    for e in log.events:
+        rank = e.rank or MAIN
+        if isinstance(e, DistInitBegin):
+            begin("dist-init", rank, e)
+        elif isinstance(e, DistInitEnd):
+            end("dist-init", rank, e, e.elapsed_s)
+        elif isinstance(e, WeightLoadBegin):
+            begin("weight-load", rank, e)
+        elif isinstance(e, WeightLoadEnd):
+            end("weight-load", rank, e, e.elapsed_s)
+        elif isinstance(e, KvCacheAllocated):
+            begin("kv-alloc", rank, e)
+        elif isinstance(e, MemoryPoolEnd):
+            end("kv-alloc", rank, e)
+        elif isinstance(e, CaptureBegin):
+            begin(_capture_phase(e), rank, e)
+        elif isinstance(e, CaptureEnd):
+            end(_capture_phase(e), rank, e, e.elapsed_s)
+        elif isinstance(e, UvicornLifecycle) and e.stage == "started":
+            begin("http-server", MAIN, e)
+        elif isinstance(e, UvicornLifecycle) and e.stage == "running":
+            end("http-server", MAIN, e)
+            begin("warmup", MAIN, e)
+        elif isinstance(e, ServerReady):
+            end("warmup", MAIN, e)
+            begin("ready", MAIN, e)
+            end("ready", MAIN, e, 0.0)
+    for phase in open_.values():
+        done.setdefault(phase.rank, []).append(phase)
+    order = {name: i for i, name in enumerate(PHASES)}
+    for phases in done.values():
+        phases.sort(key=lambda p: (order[p.name], p.start_line))
+    return done
+
+
+def last_phase(phases: list[Phase]) -> Phase | None:
+    """The phase a rank reached last (by line), complete or not."""
+    return max(phases, key=lambda p: p.end_line or p.start_line) if phases else None
+
+
+def first_timestamp(log: ParsedLog) -> datetime | None:
+    """The first full (dated) timestamp; time-only stamps (year 1900) cannot be compared with it."""
+    for e in log.events:
+        if e.ts is not None and e.ts.year > 1900:
+            return e.ts
+    return None
+
+
+@dataclass
+class Launch:
+    """The events of one launch of the server (duck-types ParsedLog for `startup_phases`)."""
+
+    events: list[Event]
+    start: int
+    end: int
+    launches: int  # how many launches the log holds
+
+
+def last_launch(log: ParsedLog) -> Launch:
+    """The last launch that has startup phases (else the last launch). Logs that hold several
+    launch attempts must not pair a phase's begin in one attempt with its end in the next."""
+    from logparse.engine.core import run_segments  # engine imports the views, which import this module
+
+    segments = run_segments(log)
+    chosen: Launch | None = None
+    for a, b in segments:
+        launch = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
+        if startup_phases(launch):  # type: ignore[arg-type]
+            chosen = launch
+    if chosen is None:
+        a, b = segments[-1]
+        chosen = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
+    return chosen
