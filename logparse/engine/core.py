@@ -63,43 +63,6 @@ OUTCOMES = (
 )
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
-# Diagnoses whose error means the run hangs rather than crashes.
-HANG_NAMES = frozenset({"watchdog-timeout", "nccl-timeout", "startup-stalled"})
-# Diagnoses that can only happen while a server starts: decide the crash stage when the
-# traceback's frames do not (a lone `KeyError: '…k_scale'` line, a transformers config frame).
-STARTUP_NAMES = frozenset(
-    {
-        "kv-pool-no-room",
-        "quant-scale-missing",
-        "quant-block-misaligned",
-        "model-load-failure",
-        "warmup-failed",
-        "spec-draft-load-failure",
-        "spec-mamba-extra-buffer",
-        "spec-config-invalid",
-        "invalid-server-args",
-        "port-in-use",
-        "kernel-library-mismatch",
-    }
-)
-# Diagnoses that only exist after requests were served (SGLang's idle leak check runs after batches).
-SERVED_NAMES = frozenset({"memory-leak-detected", "kv-cache-exhausted"})
-# cuda-oom phases that are startup phases.
-STARTUP_OOM_PHASES = frozenset({"weight-load", "kv-alloc", "cuda-graph-capture"})
-# Generic errors that, after the root cause, are the teardown of the same failure.
-FOLLOW_ON_NAMES = frozenset(
-    {
-        "scheduler-crash",
-        "nccl-error",
-        "nccl-timeout",
-        "health-check-failed",
-        "other-rank-failed",
-        "watchdog-timeout",
-        "illegal-memory-access",
-    }
-)
-# Fallback diagnoses that by definition stand for an exception that killed a process.
-CRASH_NAMES = frozenset({"scheduler-crash"})
 # Lines that mean a process died (whatever explains them).
 FATAL_EVENTS: tuple[type[Event], ...] = (
     ExceptionHeader,
@@ -411,7 +374,7 @@ def _is_consequence_of(f: Finding, root: Finding, start: int, end: int) -> bool:
         return True
     if f.severity != Severity.ERROR or f.first_line <= root.first_line:
         return False
-    if f.name in FOLLOW_ON_NAMES:
+    if _role(f).follow_on:
         return True
     # The same failure seen on another rank after the first fatal event (a follow-on traceback).
     return bool(f.ranks and root.ranks and not set(f.ranks) & set(root.ranks))
@@ -459,7 +422,7 @@ def decide_outcome(analysis: Analysis, segments: list[tuple[int, int]] | None = 
     root = (
         analysis.root_cause if any(f is analysis.root_cause for f in errors) else pick_root(errors)
     )
-    if root is not None and root.name in HANG_NAMES:
+    if root is not None and _role(root).hang:
         return "hung"
     failing = [f for f in every if f.severity == Severity.ERROR or f.consequence]
     crash = _crash_line(log, failing, root, start, end)
@@ -503,7 +466,7 @@ def _crash_line(
         ):
             lines.append(e.line)
     for f in failing:
-        if f.name in CRASH_NAMES:
+        if _role(f).crash:
             lines.append(f.first_line)
     return min(lines) if lines else None
 
@@ -530,16 +493,26 @@ def crash_stage(tb: Traceback | None) -> str:
     return "unknown" if tb is None else traceback_phase(tb)
 
 
-def _name_stage(f: Finding | None) -> str:
+class _NoRole:
+    """The roles of a finding whose rule is not registered (a test's ad-hoc finding): none."""
+
+    stage: str | None = None
+    hang = follow_on = crash = False
+
+
+def _role(f: Finding) -> Any:
+    """The declared roles of the rule that made a finding (rules/registry.py)."""
+    from logparse.rules.registry import lookup
+
+    return lookup(f.code) or lookup(f.name) or _NoRole()
+
+
+def _declared_stage(f: Finding | None) -> str:
+    """startup / served / unknown: the finding's own stage, else its rule's declared stage."""
     if f is None:
         return "unknown"
-    if f.name in STARTUP_NAMES:
-        return "startup"
-    if f.name == "cuda-oom" and f.data.get("phase") in STARTUP_OOM_PHASES:
-        return "startup"
-    if f.name in SERVED_NAMES:
-        return "served"
-    return "unknown"
+    stage = f.stage or _role(f).stage
+    return stage if stage in ("startup", "served") else "unknown"
 
 
 def _crash_outcome(
@@ -553,7 +526,7 @@ def _crash_outcome(
     log = analysis.log
     cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
     stage = crash_stage(_crash_traceback(log, cause, crash))
-    hint = _name_stage(cause)
+    hint = _declared_stage(cause)
     if stage == "startup" or (stage == "unknown" and hint == "startup"):
         return "crashed-at-startup"
     served = hint == "served"

@@ -44,6 +44,9 @@ class Finding:
     # Line numbers of the events this finding explains (a fallback rule skips claimed events).
     claims: set[int] = field(default_factory=set)
     count: int = 1  # how many occurrences were grouped into this finding
+    # Where in the run's life this occurrence happened, when the rule knows better than its declared
+    # stage (a CUDA OOM during weight loading is a start-up failure; during decode it is not).
+    stage: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         lines = [{"line": n, "text": t} for ev in self.evidence for n, t in ev.lines]

@@ -180,6 +180,7 @@ class RuleContext:
         consequence: bool = False,
         claim: bool = True,
         context: Sequence[Event] = (),
+        stage: str | None = None,
     ) -> Finding:
         """A finding of rule `name` whose evidence is the line ranges of `events` (and `lines`:
         extra (first, last) ranges). Evidence texts are filled in by the engine.
@@ -216,6 +217,7 @@ class RuleContext:
             first_line=min((a for a, _ in ranges), default=0),
             consequence=consequence,
             fingerprint=fingerprint,
+            stage=stage,
         )
         if claim:
             claims: set[int] = set()

@@ -125,6 +125,8 @@ def _timeout_remedy(f: dict[str, Any]) -> str:
     family="distributed",
     severity=Severity.ERROR,
     needs=("events",),
+    hang=True,
+    follow_on=True,
 )
 def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
     """An NCCL collective did not complete within the process-group timeout.
@@ -293,6 +295,7 @@ def _nccl_kind(text: str) -> tuple[str, str]:
     family="distributed",
     severity=Severity.ERROR,
     needs=("tracebacks",),
+    follow_on=True,
 )
 def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
     """NCCL reported an error: communicator init failed or a collective failed (not a timeout).
@@ -526,6 +529,7 @@ _RANK_TAG = lazy_compile(r"\[rank(\d+)\]|\bRank (\d+)\b")
     family="distributed",
     severity=Severity.INFO,
     needs=("events",),
+    follow_on=True,
 )
 def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
     """A rank reports that a peer failed: the real error is on another rank or node.

@@ -41,6 +41,8 @@ _WD_TEXT = lazy_compile(
     family="hang",
     severity=Severity.ERROR,
     needs=("events",),
+    hang=True,
+    follow_on=True,
 )
 def watchdog_timeout(ctx: RuleContext) -> Iterator[Finding]:
     """SGLang's own watchdog found a process making no progress and killed the server.
@@ -248,6 +250,7 @@ def _crash_events(ctx: RuleContext, start: int) -> list[Event]:
     severity=Severity.WARNING,
     fallback=True,
     needs=("timeline", "startup", "findings"),
+    hang=True,
 )
 def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     """The log ends during startup with no error: report the last phase each rank reached, and for how long.

@@ -189,7 +189,9 @@ def _mismatch_remedy(text: str) -> tuple[str, dict[str, Any]]:
 
 
 @rule(code="KRN002", name="kernel-library-mismatch", family="kernels", severity=Severity.ERROR,
-      needs=("tracebacks", "events"))
+      needs=("tracebacks", "events"),
+    stage="startup",
+)
 def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
     """A compiled kernel library does not match torch, CUDA or the driver it runs with.
 
@@ -252,7 +254,9 @@ _BACKENDS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 
 
 @rule(code="KRN003", name="illegal-memory-access", family="kernels", severity=Severity.ERROR,
-      needs=("tracebacks",), fallback=True)
+      needs=("tracebacks",), fallback=True,
+    follow_on=True,
+)
 def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
     """A GPU kernel faulted (illegal memory access, device-side assert, launch failure).
 

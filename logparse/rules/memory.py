@@ -103,6 +103,8 @@ def _int_arg(ctx: RuleContext, name: str) -> int | None:
 
 # --------------------------------------------------------------------------- cuda-oom
 
+# cuda-oom phases that only happen while the server starts.
+STARTUP_OOM_PHASES = frozenset({"weight-load", "kv-alloc", "cuda-graph-capture"})
 _CUDA_OOM = lazy_compile(
     r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|cudaErrorMemoryAllocation"
     r"|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|HIP out of memory",
@@ -380,6 +382,7 @@ def _oom_finding(
         lines=lines,
         data=data,
         ranks=[ev.rank] if ev.rank else [],
+        stage="startup" if phase in STARTUP_OOM_PHASES else None,
     )
 
 
@@ -469,6 +472,7 @@ def _pool_remedy(ctx: RuleContext, suggested: float | None, data: dict[str, Any]
     family="memory",
     severity=Severity.ERROR,
     needs=("startup",),
+    stage="startup",
 )
 def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
     """The static memory pool leaves no room for the KV cache after the weights are loaded.
@@ -755,6 +759,7 @@ def _running_before(ctx: RuleContext, line: int) -> int | None:
     family="memory",
     severity=Severity.WARNING,
     needs=("serving",),
+    stage="served",
 )
 def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     """The KV cache pool filled up while serving: requests were retracted, or a batch did not fit.
@@ -1029,6 +1034,7 @@ def _leak_values(text: str) -> dict[str, int]:
     family="memory",
     severity=Severity.ERROR,
     needs=("tracebacks",),
+    stage="served",
 )
 def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
     """SGLang's own memory self-check found KV / request-pool slots that nobody holds.

@@ -114,7 +114,9 @@ def _quant_method(ctx: RuleContext) -> str | None:
 
 
 @rule(code="QNT002", name="quant-scale-missing", family="quantization", severity=Severity.ERROR,
-      needs=("tracebacks",))
+      needs=("tracebacks",),
+    stage="startup",
+)
 def quant_scale_missing(ctx: RuleContext) -> Iterator[Finding]:
     """Loading the weights failed on a quantization scale tensor the loader does not know.
 
@@ -234,7 +236,9 @@ def _block_advice(ctx: RuleContext, text: str) -> tuple[str, str, dict[str, Any]
 
 
 @rule(code="QNT003", name="quant-block-misaligned", family="quantization", severity=Severity.ERROR,
-      needs=("tracebacks", "events"))
+      needs=("tracebacks", "events"),
+    stage="startup",
+)
 def quant_block_misaligned(ctx: RuleContext) -> Iterator[Finding]:
     """A tensor-parallel partition of a quantized weight does not divide the quantization block.
 

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 RuleFn = Callable[["RuleContext"], Iterable["Finding"]]
 
 DOC_SECTIONS = ("What it means", "Why it matters", "Example", "Fix")
+# Where in a run's life a diagnosis can happen: decides a crash's stage when the traceback's frames
+# do not (a lone `KeyError: '…k_scale'` line is a start-up failure; a leak check runs after batches).
+STAGES = ("startup", "serving", "served")
 FAMILIES = ("memory", "distributed", "hang", "kernels", "quantization", "speculative", "server", "performance", "info")
 
 
@@ -30,6 +33,16 @@ class Rule:
     needs: tuple[str, ...]  # the views the rule reads (documentation, and skipping when absent)
     fn: RuleFn
     fallback: bool = False  # runs after the specific rules, on evidence no specific rule claimed
+    # Declared roles: the engine decides outcome and root cause from these, never from rule names.
+    # stage: "startup" (can only happen while a server starts), "served" (only after requests were
+    # served), "serving", or None (any time; the traceback's frames decide).
+    stage: str | None = None
+    hang: bool = False  # an error of this rule means the run hangs rather than crashes
+    # A generic error that, after a root cause in the same launch, is the teardown of that failure
+    # (a scheduler crash, an NCCL error, a failed health check) rather than a second problem.
+    follow_on: bool = False
+    crash: bool = False  # by definition stands for an exception that killed a process
+    origin: str = "logdiag"  # the distribution that registered the rule (plugins: their package)
     summary: str = ""  # one line: the first line of the docstring
     doc: str = ""
     sections: dict[str, str] = field(default_factory=dict)
@@ -39,6 +52,8 @@ class Rule:
 
 
 REGISTRY: dict[str, Rule] = {}  # by name
+# The distribution whose rules are being registered (the plugin loader sets it while importing one).
+_ORIGIN = ["logdiag"]
 BY_CODE: dict[str, Rule] = {}
 
 
@@ -60,6 +75,10 @@ def rule(
     status: str = "stable",
     needs: tuple[str, ...] = (),
     fallback: bool = False,
+    stage: str | None = None,
+    hang: bool = False,
+    follow_on: bool = False,
+    crash: bool = False,
 ) -> Callable[[RuleFn], Rule]:
     """Register a rule function. Its docstring: a one-line summary, then the sections
     **What it means**, **Why it matters**, **Example**, **Fix**.
@@ -74,9 +93,12 @@ def rule(
             raise ValueError(f"duplicate rule {code} {name}")
         if family not in FAMILIES:
             raise ValueError(f"rule {name}: unknown family {family}")
+        if stage is not None and stage not in STAGES:
+            raise ValueError(f"rule {name}: unknown stage {stage}")
         doc = inspect.cleandoc(fn.__doc__ or "")
         r = Rule(code=code, name=name, family=family, severity=severity, status=status, needs=needs, fn=fn,
-                 fallback=fallback, summary=doc.split("\n", 1)[0].strip(), doc=doc, sections=_sections(doc))
+                 fallback=fallback, stage=stage, hang=hang, follow_on=follow_on, crash=crash,
+                 origin=_ORIGIN[0], summary=doc.split("\n", 1)[0].strip(), doc=doc, sections=_sections(doc))
         REGISTRY[name] = r
         BY_CODE[code] = r
         return r
@@ -95,4 +117,7 @@ def all_rules() -> list[Rule]:
 
 def describe(r: Rule) -> dict[str, Any]:
     return {"code": r.code, "name": r.name, "family": r.family, "severity": str(r.severity), "status": r.status,
-            "summary": r.summary, "needs": list(r.needs), "sections": r.sections}
+            "summary": r.summary, "needs": list(r.needs), "origin": r.origin,
+            "roles": {"stage": r.stage, "hang": r.hang, "follow_on": r.follow_on, "crash": r.crash,
+                      "fallback": r.fallback},
+            "sections": r.sections}

@@ -55,7 +55,9 @@ def _ports(text: str, ctx: RuleContext, ev: Event) -> dict[str, int]:
     return {}
 
 
-@rule(code="SRV001", name="port-in-use", family="server", severity=Severity.ERROR, needs=("tracebacks", "events"))
+@rule(code="SRV001", name="port-in-use", family="server", severity=Severity.ERROR, needs=("tracebacks", "events"),
+    stage="startup",
+)
 def port_in_use(ctx: RuleContext) -> Iterator[Finding]:
     """A port the server needs is already taken.
 
@@ -186,7 +188,9 @@ def _model_remedy(kind: str, text: str, model: str | None, ignored: list[KnownMe
 
 
 @rule(code="SRV002", name="model-load-failure", family="server", severity=Severity.ERROR,
-      needs=("tracebacks", "events"))
+      needs=("tracebacks", "events"),
+    stage="startup",
+)
 def model_load_failure(ctx: RuleContext) -> Iterator[Finding]:
     """The model (config, tokenizer or weights) could not be loaded.
 
@@ -264,7 +268,9 @@ _WARMUP = lazy_compile(r"warmup error|warm ?up failed|Disaggregation warmup fail
 
 
 @rule(code="SRV003", name="warmup-failed", family="server", severity=Severity.ERROR,
-      needs=("tracebacks", "events"))
+      needs=("tracebacks", "events"),
+    stage="startup",
+)
 def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
     """The server's own warmup request failed, so it never became ready.
 
@@ -346,7 +352,9 @@ def _arg_remedy(ctx: RuleContext, message: str) -> str:
 
 
 @rule(code="SRV004", name="invalid-server-args", family="server", severity=Severity.ERROR,
-      needs=("tracebacks",), fallback=True)
+      needs=("tracebacks",), fallback=True,
+    stage="startup",
+)
 def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
     """The server arguments were rejected before any scheduler started (fallback).
 
@@ -398,7 +406,9 @@ def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
 # --------------------------------------------------------------------------- health-check-failed
 
 
-@rule(code="SRV005", name="health-check-failed", family="server", severity=Severity.ERROR, needs=("events",))
+@rule(code="SRV005", name="health-check-failed", family="server", severity=Severity.ERROR, needs=("events",),
+    follow_on=True,
+)
 def health_check_failed(ctx: RuleContext) -> Iterator[Finding]:
     """`/health_generate` got no answer from the detokenizer in time.
 
@@ -469,7 +479,10 @@ def _wrapper_levels(ctx: RuleContext, lines: set[int]) -> dict[int, str]:
 
 
 @rule(code="SRV006", name="scheduler-crash", family="server", severity=Severity.ERROR,
-      needs=("tracebacks",), fallback=True)
+      needs=("tracebacks",), fallback=True,
+    follow_on=True,
+    crash=True,
+)
 def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     """A scheduler, tokenizer or detokenizer raised an exception that no specific rule explains (fallback).
 

@@ -300,7 +300,9 @@ def _mamba_remedy(ctx: RuleContext, text: str, cfg: SpecConfig, line: int) -> tu
 
 
 @rule(code="SPEC002", name="spec-mamba-extra-buffer", family="speculative", severity=Severity.ERROR,
-      needs=("tracebacks", "config"))
+      needs=("tracebacks", "config"),
+    stage="startup",
+)
 def spec_mamba_extra_buffer(ctx: RuleContext) -> Iterator[Finding]:
     """A hybrid Mamba/GDN model runs speculative decoding without the mamba extra buffer.
 
@@ -352,7 +354,9 @@ _DRAFT_MSG = lazy_compile(r"draft model|draft_model|Unknown draft|speculative_to
 
 
 @rule(code="SPEC003", name="spec-draft-load-failure", family="speculative", severity=Severity.ERROR,
-      needs=("tracebacks", "config"))
+      needs=("tracebacks", "config"),
+    stage="startup",
+)
 def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
     """The draft model or draft worker of speculative decoding failed to initialise.
 
@@ -451,7 +455,9 @@ _SPEC_ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 @rule(code="SPEC004", name="spec-config-invalid", family="speculative", severity=Severity.ERROR,
-      needs=("tracebacks", "config"), fallback=True)
+      needs=("tracebacks", "config"), fallback=True,
+    stage="startup",
+)
 def spec_config_invalid(ctx: RuleContext) -> Iterator[Finding]:
     """A speculative-decoding argument check failed (fallback for the other speculative checks).
 
