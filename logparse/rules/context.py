@@ -62,6 +62,15 @@ class Raised:
         return f"{self.exc_type}: {self.message}"
 
 
+@dataclass(frozen=True)
+class MessageHit:
+    """One catalog message (grammars/messages/) found on a kept line: its code and typed fields."""
+
+    code: str
+    line: int
+    fields: dict[str, Any]
+
+
 @dataclass
 class RuleContext:
     log: ParsedLog
@@ -113,6 +122,49 @@ class RuleContext:
             m = pattern.search(text)
             if m:
                 yield no, m
+
+    # ------------------------------------------------------------------ catalog messages
+
+    def _message_index(self) -> dict[str, list[MessageHit]]:
+        index = self.__dict__.get("_messages")
+        if index is None:
+            from logparse.grammar.messages import catalog
+
+            cat = catalog()
+            index = {}
+            # One pass over the kept lines for every code: the catalog's needle prefilter picks
+            # the few entries worth trying on each line.
+            for no, text in self.log.texts.items():
+                for code, occurrences in cat.classify(text).items():
+                    hits = index.setdefault(code, [])
+                    hits.extend(MessageHit(code, no, fields) for fields in occurrences)
+            self.__dict__["_messages"] = index
+        return index  # type: ignore[no-any-return]
+
+    def messages(self, code: str, *, unclaimed: bool = True) -> list[MessageHit]:
+        """Every occurrence of catalog message `code` on a kept line, in file order. Claimed lines
+        are skipped unless `unclaimed=False`."""
+        from logparse.grammar.messages import catalog
+
+        catalog()[code]  # an unknown code is a bug in the rule: fail loudly in tests
+        hits = self._message_index().get(code, [])
+        if unclaimed:
+            return [h for h in hits if h.line not in self.claimed]
+        return list(hits)
+
+    def match(self, code: str, text: str) -> dict[str, Any] | None:
+        """The fields of catalog message `code` in a text the events carry (an exception message,
+        a traceback's joined text), or None."""
+        from logparse.grammar.messages import catalog
+
+        return catalog()[code].match(text)
+
+    def collect(self, code: str, text: str) -> dict[str, Any] | None:
+        """The fields of every wording of catalog message `code` in `text`, merged (see
+        MessageSpec.collect), or None when none occurs."""
+        from logparse.grammar.messages import catalog
+
+        return catalog()[code].collect(text)
 
     def raised(self) -> list[Raised]:
         """Every exception the log shows, in file order: each exception of each traceback's chain

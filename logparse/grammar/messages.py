@@ -1,0 +1,244 @@
+"""The message catalog: SGLang (and torch/NCCL/CUDA) message families inside free text, with typed captures.
+
+The lark grammar specifies line *shapes*. Many diagnoses hinge on a message that appears inside free
+text the grammar keeps whole — an exception message, a hard-wrapped warning, a line from another
+logger. Those families are specified here, as data, in `grammars/messages/*.toml` (one file per
+family), so that the rules hold no second parser: a rule asks for a message *code* and reads typed
+*fields*; it never matches log text itself.
+
+An entry (see grammars/messages/README.md for the full format):
+
+    [[message]]
+    code = "cuda-oom"                       # kebab-case, unique over the catalog
+    summary = "torch's CUDA caching allocator could not allocate"
+    source = "c10/cuda/CUDACachingAllocator.cpp; all torch releases SGLang supports"
+    needles = ["out of memory"]             # case-insensitive literals; every match contains one
+    patterns = ['CUDA out of memory\\. Tried to allocate (?P<tried>[\\d.]+) (?P<tried_unit>[KMG]iB)']
+    ignore_case = false
+    fields = { tried = "float", tried_unit = "str" }
+    samples = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 7 ..."]
+
+`needles` make the catalog cheap: one scan of a text with the union of all needles selects the few
+entries worth trying (`tests/test_message_catalog.py` proves every sample contains a needle of its
+entry, so the prefilter never hides a match). Field conversions are total: a damaged number is
+`None`, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from logparse.grammar.resources import grammar_dir
+
+FIELD_TYPES = ("str", "int", "float")
+# Digits beyond this are not a count or a size any log prints: such a field is damaged (None), and
+# int() of a 5,000-digit string would hit Python's int-string limit.
+MAX_DIGITS = 30
+
+
+def _to_int(text: str) -> int | None:
+    text = text.strip().replace(",", "")
+    digits = text.lstrip("+-")
+    if not digits.isdigit() or len(digits) > MAX_DIGITS:
+        return None
+    return int(text)
+
+
+def _to_float(text: str) -> float | None:
+    text = text.strip().replace(",", "")
+    if len(text) > 2 * MAX_DIGITS:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+_CONVERT = {"str": lambda s: s, "int": _to_int, "float": _to_float}
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """One message family: its wordings across releases and the typed fields they capture."""
+
+    code: str
+    family: str  # the catalog file it came from (memory, distributed, ...)
+    summary: str
+    source: str
+    needles: tuple[str, ...]
+    patterns: tuple[str, ...]
+    ignore_case: bool
+    fields: dict[str, str]
+    samples: tuple[str, ...]
+
+    @property
+    def compiled(self) -> tuple[re.Pattern[str], ...]:
+        return _compiled(self.patterns, self.ignore_case)
+
+    def convert(self, groups: dict[str, str | None]) -> dict[str, Any]:
+        """Typed fields from a match's named groups; absent groups are left out, damaged numbers None."""
+        out: dict[str, Any] = {}
+        for name, value in groups.items():
+            if value is None:
+                continue
+            out[name] = _CONVERT[self.fields.get(name, "str")](value)
+        return out
+
+    def match(self, text: str) -> dict[str, Any] | None:
+        """The fields of the first wording that occurs in `text`, or None."""
+        for pattern in self.compiled:
+            m = pattern.search(text)
+            if m is not None:
+                return self.convert(m.groupdict())
+        return None
+
+    def collect(self, text: str) -> dict[str, Any] | None:
+        """The fields of every wording that occurs in `text`, merged (first occurrence wins), or None:
+        for families whose numbers are spread over several clauses of one message."""
+        out: dict[str, Any] = {}
+        found = False
+        for pattern in self.compiled:
+            m = pattern.search(text)
+            if m is not None:
+                found = True
+                for k, v in self.convert(m.groupdict()).items():
+                    out.setdefault(k, v)
+        return out if found else None
+
+    def finditer(self, text: str) -> Iterator[dict[str, Any]]:
+        """The fields of every occurrence of any wording in `text` (a line holding several)."""
+        for pattern in self.compiled:
+            for m in pattern.finditer(text):
+                yield self.convert(m.groupdict())
+
+
+@lru_cache(maxsize=None)
+def _compiled(patterns: tuple[str, ...], ignore_case: bool) -> tuple[re.Pattern[str], ...]:
+    flags = re.IGNORECASE if ignore_case else 0
+    return tuple(re.compile(p, flags) for p in patterns)
+
+
+class CatalogError(ValueError):
+    """A catalog file is malformed (a bug in logdiag's data, caught by the tests)."""
+
+
+@dataclass
+class Catalog:
+    specs: dict[str, MessageSpec] = field(default_factory=dict)
+
+    def __getitem__(self, code: str) -> MessageSpec:
+        try:
+            return self.specs[code]
+        except KeyError:
+            raise KeyError(f"no message '{code}' in the catalog (grammars/messages/)") from None
+
+    def __contains__(self, code: object) -> bool:
+        return code in self.specs
+
+    def codes(self) -> list[str]:
+        return sorted(self.specs)
+
+    @property
+    def _prefilter(self) -> tuple[re.Pattern[str], dict[str, list[tuple[str, tuple[str, ...]]]]]:
+        cached = self.__dict__.get("_pf")
+        if cached is None:
+            by_needle: dict[str, list[str]] = {}
+            for spec in self.specs.values():
+                for needle in spec.needles:
+                    by_needle.setdefault(needle.lower(), []).append(spec.code)
+            # Needles by their first two characters: at a hit, the others that start there too.
+            by_head: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+            for needle, codes in by_needle.items():
+                by_head.setdefault(needle[:2], []).append((needle, tuple(codes)))
+            union = re.compile("|".join(re.escape(n) for n in sorted(by_needle, key=len, reverse=True)))
+            cached = self.__dict__["_pf"] = (union, by_head)
+        return cached  # type: ignore[no-any-return]
+
+    def candidates(self, text: str) -> set[str]:
+        """Codes whose needles occur in `text` (case-insensitive): the only entries worth trying.
+        One regex scan of the lowered text; at each hit, the needles sharing its first two
+        characters are checked too (the alternation reports one needle per position)."""
+        union, by_head = self._prefilter
+        low = text.lower()
+        out: set[str] = set()
+        pos = 0
+        while True:
+            m = union.search(low, pos)
+            if m is None:
+                return out
+            start = m.start()
+            for needle, codes in by_head.get(low[start : start + 2], ()):
+                if low.startswith(needle, start):
+                    out.update(codes)
+            pos = start + 1
+
+    def classify(self, text: str) -> dict[str, list[dict[str, Any]]]:
+        """Every catalog message in `text`: code → the fields of each occurrence."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for code in sorted(self.candidates(text)):
+            found = list(self.specs[code].finditer(text))
+            if found:
+                out[code] = found
+        return out
+
+
+def _spec(family: str, raw: dict[str, Any]) -> MessageSpec:
+    code = raw.get("code")
+    if not isinstance(code, str) or not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", code):
+        raise CatalogError(f"{family}: bad or missing code {code!r}")
+    patterns = raw.get("patterns") or ([raw["pattern"]] if "pattern" in raw else [])
+    needles = raw.get("needles") or []
+    if not patterns or not needles:
+        raise CatalogError(f"{family}/{code}: needs 'patterns' and 'needles'")
+    if any(len(str(n)) < 3 for n in needles):
+        raise CatalogError(f"{family}/{code}: needles must be at least 3 characters")
+    fields = dict(raw.get("fields") or {})
+    for name, kind in fields.items():
+        if kind not in FIELD_TYPES:
+            raise CatalogError(f"{family}/{code}: field {name} has unknown type {kind!r}")
+    known = {"code", "summary", "source", "needles", "patterns", "pattern", "ignore_case", "fields", "samples"}
+    extra = set(raw) - known
+    if extra:
+        raise CatalogError(f"{family}/{code}: unknown keys {sorted(extra)}")
+    return MessageSpec(
+        code=code,
+        family=family,
+        summary=str(raw.get("summary", "")),
+        source=str(raw.get("source", "")),
+        needles=tuple(str(n) for n in needles),
+        patterns=tuple(str(p) for p in patterns),
+        ignore_case=bool(raw.get("ignore_case", False)),
+        fields=fields,
+        samples=tuple(str(s) for s in raw.get("samples") or ()),
+    )
+
+
+def load_catalog(texts: Iterable[tuple[str, str]]) -> Catalog:
+    """A catalog from (family, TOML text) pairs."""
+    cat = Catalog()
+    for family, text in texts:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise CatalogError(f"{family}: {err}") from None
+        for raw in doc.get("message", []):
+            spec = _spec(family, raw)
+            if spec.code in cat.specs:
+                raise CatalogError(f"message code {spec.code} defined twice ({cat.specs[spec.code].family}, {family})")
+            cat.specs[spec.code] = spec
+    return cat
+
+
+@lru_cache(maxsize=1)
+def catalog() -> Catalog:
+    """The shipped catalog (grammars/messages/*.toml), loaded once."""
+    folder = grammar_dir() / "messages"
+    files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
+    return load_catalog((p.stem, p.read_text(encoding="utf-8")) for p in files)
