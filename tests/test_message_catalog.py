@@ -101,8 +101,8 @@ samples = ["memory leak"]
         ('[[message]]\ncode = "x"\nneedles=["ab"]\npatterns=["a"]', "at least 3"),
         ('[[message]]\ncode = "x"\nneedles=["abc"]\npatterns=["a"]\nfields={a="date"}', "unknown type"),
         ('[[message]]\ncode = "x"\nneedles=["abc"]\npatterns=["a"]\nwhat=1', "unknown keys"),
-        ('[[message]]\ncode = "x"\nneedles=["abc"]\npatterns=["a"]\n[[message]]\ncode = "x"\nneedles=["abc"]\n'
-         'patterns=["a"]', "defined twice"),
+        (('[[message]]\ncode = "x"\nneedles=["abc"]\npatterns=["a"]\n[[message]]\ncode = "x"\nneedles=["abc"]\n'
+         'patterns=["a"]'), "defined twice"),
         ("[[message]\n", "t"),
     ],
 )

@@ -31,7 +31,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from logparse.grammar.resources import grammar_dir
@@ -119,7 +119,7 @@ class MessageSpec:
                 yield self.convert(m.groupdict())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(patterns: tuple[str, ...], ignore_case: bool) -> tuple[re.Pattern[str], ...]:
     flags = re.IGNORECASE if ignore_case else 0
     return tuple(re.compile(p, flags) for p in patterns)
