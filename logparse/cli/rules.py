@@ -23,8 +23,9 @@ def fixtures_dir() -> Path | None:
 
 
 def fixture_paths(r: Rule) -> dict[str, Path]:
-    """The rule's fixture files that exist: {'bad': …/bad.log, 'good': …/good.log}."""
-    folder = fixtures_dir()
+    """The rule's fixture files that exist: {'bad': …/bad.log, 'good': …/good.log} (a plugin rule's
+    come from its own package)."""
+    folder = Path(r.fixture_dir).parent if r.fixture_dir else fixtures_dir()
     if folder is None:
         return {}
     out = {}
@@ -51,17 +52,23 @@ def _lookup(key: str) -> Rule | None:
 
 
 def rules_text(rules: list[Rule]) -> str:
-    rows = [(r.code, r.name, r.family, str(r.severity), r.status, r.summary) for r in rules]
-    head = ("CODE", "NAME", "FAMILY", "SEVERITY", "STATUS", "SUMMARY")
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(5)]
+    from logparse.rules.plugins import PROBLEMS
+
+    rows = [(r.code, r.name, r.family, str(r.severity), r.status, r.origin, r.summary) for r in rules]
+    head = ("CODE", "NAME", "FAMILY", "SEVERITY", "STATUS", "ORIGIN", "SUMMARY")
+    n = len(head) - 1
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(n)]
     out = []
     for row in [head, *rows]:
-        cells = [row[i].ljust(widths[i]) for i in range(5)]
-        line = "  ".join(cells) + "  " + row[5]
+        cells = [row[i].ljust(widths[i]) for i in range(n)]
+        line = "  ".join(cells) + "  " + row[n]
         out.append(line if len(line) <= _WIDTH + 60 else line[: _WIDTH + 59] + "…")
+    plugins = sorted({r.origin for r in rules} - {"logdiag"})
+    origin = f" ({len(rules) - sum(r.origin != 'logdiag' for r in rules)} built in; plugins: {', '.join(plugins)})" if plugins else ""
     out.append(
-        f"\n{len(rules)} rules. `logdiag rule NAME` shows one rule's documentation and its example."
+        f"\n{len(rules)} rules{origin}. `logdiag rule NAME` shows one rule's documentation and its example."
     )
+    out.extend(f"plugin problem: {p}" for p in PROBLEMS)
     return "\n".join(out) + "\n"
 
 
@@ -72,7 +79,11 @@ def rules_json(rules: list[Rule]) -> str:
         d["fallback"] = r.fallback
         d["fixtures"] = sorted(fixture_paths(r))
         items.append(d)
-    return json.dumps({"rules": items}, indent=2, ensure_ascii=False) + "\n"
+    from logparse.rules.plugins import PROBLEMS
+
+    problems = [{"origin": p.origin, "entry_point": p.entry_point, "rule": p.rule, "reason": p.reason}
+                for p in PROBLEMS]
+    return json.dumps({"rules": items, "plugin_problems": problems}, indent=2, ensure_ascii=False) + "\n"
 
 
 def _md_escape(text: str) -> str:

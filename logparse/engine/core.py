@@ -136,11 +136,9 @@ class Analysis:
 def analyze_log(log: ParsedLog, *, config: Any = None) -> Analysis:
     views = Views(log)
     analysis = Analysis(log=log, views=views)
-    try:
-        from logparse.rules import run_rules  # the catalog (issue: diagnosis rules)
-    except ImportError:
-        return analysis
-    run_rules(analysis, config)
+    from logparse.rules import all_rules  # importing the catalog registers its rules (and plugins')
+
+    execute(analysis, all_rules(), config)
     _fill_evidence(analysis)
     return analysis
 
@@ -163,7 +161,7 @@ def thresholds_of(config: Any) -> dict[str, Any]:
 
 def execute(analysis: Analysis, rules: Sequence[Any], config: Any = None) -> None:
     """Run the given rules (specific ones, then fallbacks), then group, decide root cause and
-    outcome. `rules/__init__.run_rules` calls this with the whole registry."""
+    outcome. `analyze_log` calls this with the whole registry."""
     from logparse.rules.context import RuleContext
 
     ctx = RuleContext(analysis.log, analysis.views, config=thresholds_of(config))
@@ -253,7 +251,7 @@ def _successor(a: str, b: str) -> bool:
 
 
 def _group_key(f: Finding) -> tuple[str, str, bool]:
-    from logparse.rules.context import mask_numbers
+    from logparse.model.text import mask_numbers
 
     return (f.name, f.fingerprint or mask_numbers(f.message), f.consequence)
 

@@ -1,8 +1,9 @@
-"""The rule catalog: one module per family; importing this package registers every rule."""
+"""The rule catalog: one module per family; importing this package registers every rule.
+
+Rules from other installed packages register through the `logdiag.rules` entry-point group
+(`logparse/rules/plugins.py`); `all_rules()` loads them on first use, under the same contract."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from logparse.rules import (  # noqa: F401 — imported for their registrations
     distributed,
@@ -15,20 +16,15 @@ from logparse.rules import (  # noqa: F401 — imported for their registrations
     server,
     speculative,
 )
-from logparse.rules.registry import REGISTRY, Rule, all_rules, lookup, rule
+from logparse.rules.registry import REGISTRY, Rule, lookup, rule
 
-if TYPE_CHECKING:
-    from logparse.engine.core import Analysis
-
-__all__ = ["REGISTRY", "Rule", "all_rules", "lookup", "rule", "run_rules"]
+__all__ = ["REGISTRY", "Rule", "all_rules", "lookup", "rule"]
 
 
-def run_rules(analysis: Analysis, config: Any = None) -> None:
-    """Run the whole catalog over one analysis: specific rules, then the fallbacks on unclaimed
-    evidence; then the engine groups repeats, picks the root cause, nests consequences and decides
-    the outcome (fills `analysis.findings`, `.root_cause`, `.outcome`).
+def all_rules() -> list[Rule]:
+    """Every registered rule, built-in and from plugins, by code."""
+    from logparse.rules.plugins import load_plugins
+    from logparse.rules.registry import all_rules as registered
 
-    `config`: per-rule thresholds ({rule name: {key: value}}) or a `logparse.gate.config.Config`."""
-    from logparse.engine.core import execute
-
-    execute(analysis, all_rules(), config)
+    load_plugins()
+    return registered()

@@ -20,7 +20,8 @@ DOC_SECTIONS = ("What it means", "Why it matters", "Example", "Fix")
 # Where in a run's life a diagnosis can happen: decides a crash's stage when the traceback's frames
 # do not (a lone `KeyError: '…k_scale'` line is a start-up failure; a leak check runs after batches).
 STAGES = ("startup", "serving", "served")
-FAMILIES = ("memory", "distributed", "hang", "kernels", "quantization", "speculative", "server", "performance", "info")
+FAMILIES = ("memory", "distributed", "hang", "kernels", "quantization", "speculative", "server", "performance", "info",
+            "custom")  # custom: plugin rules that belong to no built-in family
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Rule:
     follow_on: bool = False
     crash: bool = False  # by definition stands for an exception that killed a process
     origin: str = "logdiag"  # the distribution that registered the rule (plugins: their package)
+    fixture_dir: str = ""  # plugins: their fixtures/<name>/ folder; built-ins: fixtures/rules/<name>/
     summary: str = ""  # one line: the first line of the docstring
     doc: str = ""
     sections: dict[str, str] = field(default_factory=dict)
