@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from logparse.model.events import Event, ExceptionLine, Severity, Traceback
 from logparse.model.findings import Evidence, Finding
-from logparse.model.lazyre import lazy_compile
+from logparse.model.text import mask_numbers
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -18,15 +18,9 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound=Event)
 
-_NUMBER = lazy_compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
-_QUOTED_ID = lazy_compile(r"'[0-9a-f]{16,}'")
-_FRAME_LINE = lazy_compile(r'^\s*File "')
-
-
-def mask_numbers(text: str) -> str:
-    """The text with every number (and hex address, request id) replaced by '#', so that the same
-    message on another rank or for another request compares equal."""
-    return _NUMBER.sub("#", _QUOTED_ID.sub("'#'", text))
+def _is_frame_line(text: str) -> bool:
+    """A traceback frame line (`  File "…", line N, in f`)."""
+    return text.lstrip().startswith('File "')
 
 
 def sglang_frames(tb: Traceback) -> list[str]:
@@ -199,7 +193,7 @@ class RuleContext:
         if not isinstance(e, Traceback) or end - e.line < 10:
             return [(e.line, end)]
         texts = self.log.texts
-        frames = [n for n in range(e.line, end + 1) if _FRAME_LINE.match(texts.get(n, ""))]
+        frames = [n for n in range(e.line, end + 1) if _is_frame_line(texts.get(n, ""))]
         if not frames:
             return [(e.line, end)]
         last = frames[-1]

@@ -1,6 +1,6 @@
-"""Shared matching helpers for the kernels, quantization, speculative, server, performance and info
-rules: find an error by its text wherever the log shows it (an assembled traceback, a lone exception
-line, a known message or a line the grammar does not know), and the traceback it belongs to."""
+"""Legacy regex helpers (find_errors, python_warnings) still used by the kernels, quantization and
+speculative rules, and per-launch arguments; the catalog-based replacements are rules.errors
+(find_message, warnings_with) and rules.frames. Removed once nothing imports it."""
 
 from __future__ import annotations
 
@@ -10,17 +10,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from logparse.model.events import Event, LaunchCommand, PythonWarning, ServerArgs, Traceback
+from logparse.model.text import short
 from logparse.rules.context import RuleContext
+from logparse.rules.errors import event_at
+from logparse.rules.frames import (
+    ARGS_FUNCS,
+    echo_after,
+    first_sglang_frame,
+    frame_files,
+    frame_funcs,
+    is_args_traceback,
+    is_command_line,
+    traceback_after,
+    traceback_at,
+)
 
-# Functions of SGLang's argument handling: a traceback through them is an argument check.
-ARGS_FUNCS = frozenset({
-    "__post_init__", "check_server_args", "prepare_server_args", "from_cli_args", "_handle_speculative_decoding",
-    "_handle_model_specific_adjustments", "_handle_mamba_radix_cache", "_handle_gpu_memory_settings",
-    "_handle_attention_backend_compatibility", "_handle_cache_compatibility", "_handle_data_parallelism",
-    "_handle_moe_kernel_config", "_handle_a2a_moe", "_handle_deterministic_inference", "check_lora_server_args",
-    "_handle_other_validations", "_handle_context_parallelism", "_handle_elastic_ep", "parse_args",
-})
-
+# Re-exported while the kernels, quantization and speculative rules still import them from here:
+# new code imports rules.frames / rules.errors / model.text directly.
+__all__ = [
+    "ARGS_FUNCS", "Hit", "arg_at", "echo_after", "find_errors", "first_sglang_frame", "frame_files", "frame_funcs",
+    "is_args_traceback", "is_command_line", "launch_config", "python_warnings", "short", "traceback_after",
+    "traceback_at",
+]
 
 @dataclass(frozen=True)
 class Hit:
@@ -36,27 +47,6 @@ class Hit:
     @property
     def rank(self) -> str | None:
         return self.event.rank
-
-
-def traceback_at(ctx: RuleContext, line: int) -> Traceback | None:
-    """The assembled traceback whose line range holds `line`."""
-    for tb in ctx.log.of(Traceback):
-        if tb.line <= line <= (tb.end_line or tb.line):
-            return tb
-    return None
-
-
-def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | None = None) -> Traceback | None:
-    """The first traceback that starts within `within` lines after `line` (on `rank` when the
-    traceback has a rank and `rank` is given): the record a one-line error message precedes."""
-    for tb in ctx.log.of(Traceback):
-        if line < tb.line <= line + within:
-            if rank and tb.rank and tb.rank != rank:
-                continue
-            return tb
-        if tb.line > line + within:
-            break
-    return None
 
 
 def find_errors(ctx: RuleContext, pattern: re.Pattern[str], *, include_claimed: bool = False,
@@ -95,61 +85,10 @@ def find_errors(ctx: RuleContext, pattern: re.Pattern[str], *, include_claimed: 
                 covered.update(range(tb.line, (tb.end_line or tb.line) + 1))
                 cited: Event = tb
             else:
-                cited = _event_at(ctx, no)
+                cited = event_at(ctx, no)
             hits.append(Hit(no, ctx.text(no), m, tb, cited))
     hits.sort(key=lambda h: h.line)
     return hits
-
-
-def _event_at(ctx: RuleContext, line: int) -> Event:
-    for e in ctx.log.events:
-        if e.line == line:
-            return e
-        if e.line > line:
-            break
-    return Event(line=line, end_line=line)
-
-
-def is_command_line(ctx: RuleContext, line: int) -> bool:
-    """Whether the line is (part of) a pasted shell command, not something SGLang printed."""
-    return any(e.line == line for e in ctx.log.of(LaunchCommand))
-
-
-def frame_funcs(tb: Traceback | None) -> list[str]:
-    return [f.func for f in tb.frames if f.func] if tb is not None else []
-
-
-def frame_files(tb: Traceback | None) -> list[str]:
-    return [f.path.replace("\\", "/").rsplit("/", 1)[-1] for f in tb.frames] if tb is not None else []
-
-
-def first_sglang_frame(tb: Traceback | None) -> str | None:
-    """`file.py:LINE in func` of the innermost frame inside SGLang (else the innermost frame)."""
-    if tb is None or not tb.frames:
-        return None
-    sg = [f for f in tb.frames if "sglang" in f.path or "sgl_kernel" in f.path]
-    f = (sg or list(tb.frames))[-1]
-    name = f.path.replace("\\", "/").rsplit("/", 1)[-1]
-    if f.lineno is None and not f.func:
-        return f"{f.path.replace(chr(92), '/')[-60:]} (cut)"
-    where = f"{name}:{f.lineno}" if f.lineno else name
-    return f"{where} in {f.func}" if f.func else where
-
-
-def is_args_traceback(tb: Traceback | None) -> bool:
-    """An exception raised by SGLang's argument processing (main process, before any scheduler)."""
-    if tb is None:
-        return False
-    files = frame_files(tb)
-    funcs = frame_funcs(tb)
-    if "server_args.py" in files and not any(f in ("scheduler.py", "model_runner.py", "tp_worker.py") for f in files):
-        return True
-    return bool(funcs) and funcs[-1] in ARGS_FUNCS
-
-
-def short(text: str, n: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def python_warnings(ctx: RuleContext, pattern: re.Pattern[str]) -> Iterator[PythonWarning]:
@@ -195,18 +134,3 @@ def arg_at(ctx: RuleContext, name: str, line: int | None) -> Any:
     if per_launch is None:
         return ctx.views.arg(name)
     return per_launch[0].get(name)
-
-
-def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Traceback | None:
-    """A traceback cut before its exception line that starts right after `tb` ends: the same failure
-    reported again by the parent process (`Exception in ControllerSingle:` after the worker's own
-    traceback), not a second error."""
-    if tb is None:
-        return None
-    end = tb.end_line or tb.line
-    for other in ctx.log.of(Traceback):
-        if end < other.line <= end + within and other.exc_type is None and other.line not in ctx.claimed:
-            return other
-        if other.line > end + within:
-            break
-    return None

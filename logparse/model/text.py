@@ -1,0 +1,28 @@
+"""Text normalisation shared by every layer: number masking (finding identity) and short excerpts."""
+
+from __future__ import annotations
+
+from logparse.model.lazyre import lazy_compile
+
+# A hex address or a decimal number (an integer or a decimal fraction).
+_NUMBER = lazy_compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
+# A quoted request id / hash ('d4424f3eb90345f0a863068978c0f17c').
+_QUOTED_ID = lazy_compile(r"'[0-9a-f]{16,}'")
+
+
+def mask_numbers(text: str) -> str:
+    """The text with every number (and hex address, quoted request id) replaced by '#', so that the
+    same message on another rank or for another request compares equal.
+
+    The one masking for *finding identity* (rule fingerprints, the engine's grouping of repeats).
+    Two other maskings exist on purpose and are not this one: coverage templates
+    (`parsing/coverage.template_of`) keep the kind of what they mask (`<n>`, `<hex>`, `<ip>`,
+    `<path>`) because people read them, and baseline fingerprints (`gate/baseline.normalize`) also
+    mask timestamps, UUIDs and paths so that a finding stays the same across reruns and installs."""
+    return _NUMBER.sub("#", _QUOTED_ID.sub("'#'", text))
+
+
+def short(text: str, n: int = 200) -> str:
+    """The text on one line (whitespace runs collapsed), cut to `n` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,108 @@
+"""Find a catalog message wherever the log shows an error: an exception of a traceback's chain, a
+lone exception line, or a kept text line (a known message, a line the grammar does not know) — and
+the traceback it belongs to. Rules name catalog codes (grammars/messages/); they match no text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from logparse.model.events import Event, PythonWarning, Traceback
+from logparse.rules.context import RuleContext
+from logparse.rules.frames import traceback_at
+
+
+@dataclass(frozen=True)
+class Found:
+    """One place the log shows a catalog message: `code` the entry that matched, `fields` its typed
+    captures, `line` where it matched, `text` the exception (`Type: message`) or the line's text,
+    `traceback` the assembled record it belongs to (None for a lone line), `event` what to cite."""
+
+    code: str
+    line: int
+    text: str
+    fields: dict[str, Any]
+    traceback: Traceback | None
+    event: Event
+
+    @property
+    def rank(self) -> str | None:
+        return self.event.rank
+
+
+def _codes(codes: str | Sequence[str]) -> tuple[str, ...]:
+    return (codes,) if isinstance(codes, str) else tuple(codes)
+
+
+def first_match(ctx: RuleContext, codes: Sequence[str], text: str) -> tuple[str, dict[str, Any]] | None:
+    """The first of `codes` (in the order given) that occurs in `text`, with its fields."""
+    for code in codes:
+        fields = ctx.match(code, text)
+        if fields is not None:
+            return code, fields
+    return None
+
+
+def find_message(ctx: RuleContext, codes: str | Sequence[str], *, include_claimed: bool = False,
+                 texts: bool = True) -> list[Found]:
+    """Every place the log shows one of the catalog messages `codes`: exceptions first (each of a
+    traceback's chain, lone exception lines), then kept text lines outside those (`texts`). One hit
+    per traceback, in file order. Claimed lines are skipped unless `include_claimed`."""
+    wanted = _codes(codes)
+    hits: list[Found] = []
+    seen_tb: set[int] = set()
+    covered: set[int] = set()
+    for r in ctx.raised():
+        m = first_match(ctx, wanted, r.text)
+        if m is None:
+            continue
+        ev = r.traceback or r.event
+        if not include_claimed and ev.line in ctx.claimed:
+            continue
+        if r.traceback is not None:
+            if r.traceback.line in seen_tb:
+                continue
+            seen_tb.add(r.traceback.line)
+            covered.update(range(r.traceback.line, (r.traceback.end_line or r.traceback.line) + 1))
+        else:
+            covered.add(ev.line)
+        hits.append(Found(m[0], ev.line, r.text, m[1], r.traceback, ev))
+    if texts:
+        lines: dict[int, tuple[str, dict[str, Any]]] = {}
+        for code in wanted:
+            for h in ctx.messages(code, unclaimed=not include_claimed):
+                lines.setdefault(h.line, (code, h.fields))
+        for no in sorted(lines):
+            if no in covered:
+                continue
+            tb = traceback_at(ctx, no)
+            if tb is not None:
+                if tb.line in seen_tb:
+                    continue
+                seen_tb.add(tb.line)
+                covered.update(range(tb.line, (tb.end_line or tb.line) + 1))
+                cited: Event = tb
+            else:
+                cited = event_at(ctx, no)
+            code, fields = lines[no]
+            hits.append(Found(code, no, ctx.text(no), fields, tb, cited))
+    hits.sort(key=lambda h: h.line)
+    return hits
+
+
+def event_at(ctx: RuleContext, line: int) -> Event:
+    """The event that starts on `line`, else a bare event for the line (a text-only line)."""
+    for e in ctx.log.events:
+        if e.line == line:
+            return e
+        if e.line > line:
+            break
+    return Event(line=line, end_line=line)
+
+
+def warnings_with(ctx: RuleContext, code: str) -> Iterator[PythonWarning]:
+    """The Python `warnings` records whose message is catalog message `code`."""
+    for w in ctx.log.of(PythonWarning):
+        if ctx.match(code, w.message) is not None:
+            yield w

@@ -1,0 +1,111 @@
+"""Structural facts about tracebacks for rules: where a record is, its frames, whether SGLang's
+argument processing raised it. Plain comparisons on event fields; no text matching."""
+
+from __future__ import annotations
+
+from logparse.model.events import LaunchCommand, Traceback
+from logparse.rules.context import RuleContext
+
+# Functions of SGLang's argument handling (ServerArgs and its _handle_* steps across 0.3–0.5.x,
+# argparse itself): a traceback whose innermost frame is one of them is an argument check.
+ARGS_FUNCS = frozenset({
+    "__post_init__", "check_server_args", "prepare_server_args", "from_cli_args", "_handle_speculative_decoding",
+    "_handle_model_specific_adjustments", "_handle_mamba_radix_cache", "_handle_gpu_memory_settings",
+    "_handle_attention_backend_compatibility", "_handle_cache_compatibility", "_handle_data_parallelism",
+    "_handle_moe_kernel_config", "_handle_a2a_moe", "_handle_deterministic_inference", "check_lora_server_args",
+    "_handle_other_validations", "_handle_context_parallelism", "_handle_elastic_ep", "parse_args",
+})
+# Files whose frames mean the exception was raised after argument processing, inside a running
+# server process (scheduler, model runner, worker, memory pools).
+SERVER_PROCESS_FILES = frozenset({
+    "scheduler.py", "model_runner.py", "tp_worker.py", "memory_pool.py", "mamba_radix_cache.py",
+    "radix_cache.py", "schedule_batch.py", "eagle_worker.py", "cuda_graph_runner.py",
+})
+# Entry functions of the scheduler process loop (any release).
+SCHEDULER_LOOP_FUNCS = frozenset({"run_scheduler_process", "event_loop_normal", "event_loop_overlap"})
+
+
+def file_name(path: str) -> str:
+    """The last component of a frame path (either separator)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def in_sglang(path: str) -> bool:
+    """Whether a frame path is inside SGLang or its kernel package."""
+    return "sglang" in path or "sgl_kernel" in path or "sgl-kernel" in path
+
+
+def frame_funcs(tb: Traceback | None) -> list[str]:
+    return [f.func for f in tb.frames if f.func] if tb is not None else []
+
+
+def frame_files(tb: Traceback | None) -> list[str]:
+    return [file_name(f.path) for f in tb.frames] if tb is not None else []
+
+
+def first_sglang_frame(tb: Traceback | None) -> str | None:
+    """`file.py:LINE in func` of the innermost frame inside SGLang (else the innermost frame)."""
+    if tb is None or not tb.frames:
+        return None
+    sg = [f for f in tb.frames if in_sglang(f.path)]
+    f = (sg or list(tb.frames))[-1]
+    if f.lineno is None and not f.func:
+        return f"{f.path.replace(chr(92), '/')[-60:]} (cut)"
+    name = file_name(f.path)
+    where = f"{name}:{f.lineno}" if f.lineno else name
+    return f"{where} in {f.func}" if f.func else where
+
+
+def is_args_traceback(tb: Traceback | None) -> bool:
+    """An exception raised by SGLang's argument processing (main process, before any scheduler):
+    frames in server_args.py and none in a server process, or the innermost frame an args step."""
+    if tb is None:
+        return False
+    files = set(frame_files(tb))
+    funcs = frame_funcs(tb)
+    if files & SERVER_PROCESS_FILES or set(funcs) & SCHEDULER_LOOP_FUNCS:
+        return False
+    if "server_args.py" in files:
+        return True
+    return bool(funcs) and funcs[-1] in ARGS_FUNCS
+
+
+def traceback_at(ctx: RuleContext, line: int) -> Traceback | None:
+    """The assembled traceback whose line range holds `line`."""
+    for tb in ctx.log.of(Traceback):
+        if tb.line <= line <= (tb.end_line or tb.line):
+            return tb
+    return None
+
+
+def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | None = None) -> Traceback | None:
+    """The first traceback that starts within `within` lines after `line` (on `rank` when the
+    traceback has a rank and `rank` is given): the record a one-line error message precedes."""
+    for tb in ctx.log.of(Traceback):
+        if line < tb.line <= line + within:
+            if rank and tb.rank and tb.rank != rank:
+                continue
+            return tb
+        if tb.line > line + within:
+            break
+    return None
+
+
+def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Traceback | None:
+    """A traceback cut before its exception line that starts right after `tb` ends: the same failure
+    reported again by the parent process (`Exception in ControllerSingle:` after the worker's own
+    traceback), not a second error."""
+    if tb is None:
+        return None
+    end = tb.end_line or tb.line
+    for other in ctx.log.of(Traceback):
+        if end < other.line <= end + within and other.exc_type is None and other.line not in ctx.claimed:
+            return other
+        if other.line > end + within:
+            break
+    return None
+
+
+def is_command_line(ctx: RuleContext, line: int) -> bool:
+    """Whether the line is (part of) a pasted shell command, not something SGLang printed."""
+    return any(e.line == line for e in ctx.log.of(LaunchCommand))
