@@ -15,15 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import re._constants as sre_c  # type: ignore[import-not-found]
-import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from logparse.model.recache import compile_cached
 from logparse.grammar.resources import grammar_text
 
 if TYPE_CHECKING:
@@ -31,7 +28,7 @@ if TYPE_CHECKING:
 
 START_SYMBOLS = ["line", "unparsed_line"]
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
-FASTPATH_FORMAT = 2
+FASTPATH_FORMAT = 3
 
 
 class FastToken(str):
@@ -106,83 +103,107 @@ def _lexer_order(term: Any) -> tuple[int, int, int, str]:
     return (-term.priority, -term.pattern.max_width, -len(term.pattern.value), term.name)
 
 
-_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_ASCII_SPACE = frozenset(" \t\n\r\f\v\x1c\x1d\x1e\x1f")
-_DIGITS = frozenset("0123456789")
 
 
 def _first_chars(regexp: str) -> frozenset[str] | None:
-    """The ASCII characters a match of `regexp` can start with, or None when that is not a small
-    known set (then the terminal is tried for every first character). Only ASCII is described:
-    lines starting with a non-ASCII character are dispatched to the full scanner (exact)."""
+    """The ASCII characters a match of `regexp` can start with, or None when that is not known
+    (then the terminal is tried for every first character). Only ASCII is described: lines
+    starting with a non-ASCII character are dispatched to the full scanner (exact).
+
+    Decided with the `regex` package's partial matching — `fullmatch(c, partial=True)` succeeds
+    when `c` is a prefix of some match — so no private parser of the `re` module is needed."""
+    import regex
+
+    if "(?<=" in regexp:  # a positive look-behind cannot be judged from the first character alone
+        return None
     try:
-        parsed = sre_parse.parse(regexp)
-    except re.error:
+        compiled = regex.compile(regexp)
+    except (regex.error, re.error):
         return None
-    if parsed.state.flags & re.IGNORECASE:
+    if compiled.flags & regex.IGNORECASE or compiled.fullmatch("") is not None:
         return None
-    chars, nullable = _first_of_seq(list(parsed))
-    return None if chars is None or nullable else chars
+    return frozenset(c for c in _ASCII if compiled.fullmatch(c, partial=True) is not None)
 
 
-_Firsts = tuple[frozenset[str] | None, bool]  # (first chars or None = unknown, can match empty)
+_ASCII = tuple(chr(c) for c in range(128))
+_META = frozenset(".^$*+?{}[]\\|()")
 
 
-def _first_of_seq(items: list[Any]) -> _Firsts:
-    out: set[str] = set()
-    for op, av in items:
-        chars, nullable = _first_of_op(op, av)
-        if chars is None:
-            return None, False
-        out |= chars
-        if not nullable:
-            return frozenset(out), False
-    return frozenset(out), True
+def _top_level_alternation(regexp: str) -> bool:
+    depth, i, in_class = 0, 0, False
+    while i < len(regexp):
+        ch = regexp[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if regexp[i + 1 : i + 2] == "]":
+                i += 1  # a ']' right after '[' is a member
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
-def _first_of_op(op: Any, av: Any) -> _Firsts:
-    if op is sre_c.AT:
-        return frozenset(), True
-    if op is sre_c.LITERAL:
-        return frozenset(chr(av)), False
-    if op is sre_c.IN:
-        chars: set[str] = set()
-        for iop, iav in av:
-            if iop is sre_c.LITERAL:
-                chars.add(chr(iav))
-            elif iop is sre_c.RANGE and iav[1] - iav[0] <= 128:
-                chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
-            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_DIGIT:
-                chars |= _DIGITS
-            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_WORD:
-                chars |= _ASCII_WORD
-            elif iop is sre_c.CATEGORY and iav is sre_c.CATEGORY_SPACE:
-                chars |= _ASCII_SPACE
-            else:
-                return None, False
-        return frozenset(chars), False
-    if op is sre_c.CATEGORY:
-        table = {sre_c.CATEGORY_DIGIT: _DIGITS, sre_c.CATEGORY_WORD: _ASCII_WORD, sre_c.CATEGORY_SPACE: _ASCII_SPACE}
-        return (table[av], False) if av in table else (None, False)
-    if op is sre_c.SUBPATTERN:
-        return _first_of_seq(list(av[-1]))
-    if op is sre_c.ATOMIC_GROUP:
-        return _first_of_seq(list(av))
-    if op is sre_c.BRANCH:
-        out: set[str] = set()
-        nullable = False
-        for branch in av[1]:
-            sub, sub_nullable = _first_of_seq(list(branch))
-            if sub is None:
-                return None, False
-            out |= sub
-            nullable = nullable or sub_nullable
-        return frozenset(out), nullable
-    if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT):
-        lo, _hi, item = av
-        sub, sub_nullable = _first_of_seq(list(item))
-        return sub, (lo == 0 or sub_nullable)
-    return None, False
+def _literal_prefix(regexp: str) -> str:
+    """The text every match of `regexp` starts with ('' when none): a cheap `startswith` test
+    that rules a terminal out before its regex is even compiled. Read from the pattern's text,
+    conservatively: plain characters and escaped punctuation up to the first construct that is
+    not a literal (a class, a group, an escape like \\d, a quantifier)."""
+    if _top_level_alternation(regexp):
+        return ""
+    if regexp[:3] in ("(?:", "(?>") and regexp.endswith(")") and _closing(regexp, 0) == len(regexp) - 1:
+        return _literal_prefix(regexp[3:-1])
+    out: list[str] = []
+    i = 0
+    while i < len(regexp):
+        ch = regexp[i]
+        if ch == "\\":
+            nxt = regexp[i + 1 : i + 2]
+            if not nxt or nxt.isalnum():
+                break  # \\d, \\s, \\b, \\x41, \\n …: not a plain literal
+            lit, step = nxt, 2
+        elif ch in _META:
+            break
+        else:
+            lit, step = ch, 1
+        after = regexp[i + step : i + step + 1]
+        if after in ("*", "?", "{"):
+            break  # the literal is optional or counted
+        out.append(lit)
+        if after == "+":
+            break
+        i += step
+    return "".join(out)
+
+
+def _closing(regexp: str, start: int) -> int:
+    """The index of the parenthesis that closes the one at `start` (-1 when unbalanced)."""
+    depth, i, in_class = 0, start, False
+    while i < len(regexp):
+        ch = regexp[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 @dataclass(slots=True)
@@ -195,29 +216,6 @@ class _Alternative:
     name: str
     plain: bool = False  # the callback reads token texts only: pass str, not FastToken
     src: str = ""
-
-
-def _literal_prefix(regexp: str) -> str:
-    """The text every match of `regexp` starts with ('' when none): a cheap `startswith` test
-    that rules a terminal out before its regex is even compiled."""
-    try:
-        parsed = sre_parse.parse(regexp)
-    except re.error:
-        return ""
-    if parsed.state.flags & re.IGNORECASE:
-        return ""
-    out = []
-    items = list(parsed)
-    while items:
-        op, av = items[0]
-        if op is sre_c.LITERAL:
-            out.append(chr(av))
-            items.pop(0)
-        elif op in (sre_c.SUBPATTERN, sre_c.ATOMIC_GROUP) and len(items) == 1:
-            items = list(av[-1] if op is sre_c.SUBPATTERN else av)
-        else:
-            break
-    return "".join(out)
 
 
 # Compiled terminal patterns, shared by all dispatchers (a terminal is compiled at most once).
@@ -278,14 +276,14 @@ class _Dispatcher:
             cands = self._candidates(char)
         hits = self._hits[char] = self._hits.get(char, 0) + 1
         if hits > _PROMOTE_AFTER and cands:
-            self._alt[char] = compile_cached("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
             return self.match(text, pos)
         for name, regexp, lit in cands:
             if lit and not text.startswith(lit, pos):
                 continue
             pattern = _PATTERNS.get(regexp)
             if pattern is None:
-                pattern = _PATTERNS[regexp] = compile_cached(regexp)
+                pattern = _PATTERNS[regexp] = re.compile(regexp)
             m = pattern.match(text, pos)
             if m is not None:
                 return name, m.group(), m.end()
@@ -440,7 +438,7 @@ class FastPath:
         parts.append(alt.src)
         # A new shape starts with the count that earned it, or the next hot combination would
         # evict it at once as "least used".
-        self._shapes.append(_Shape(compile_cached("".join(parts)), prefix, alt, hits=n, parts=head))
+        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -451,7 +449,7 @@ class FastPath:
         alts = self._alts.get(name)
         if alts is None:
             alts = self._alts[name] = [
-                _Alternative(compile_cached(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
+                _Alternative(re.compile(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
                 for src, kept, cb in self.data.alternatives.get(name, ())
             ]
         return alts
@@ -526,7 +524,7 @@ class FastPath:
                 return
             self._stats_shapes.remove(weakest)
         source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
-        regex = compile_cached(source)
+        regex = re.compile(source)
         self._stats_shapes.append(
             _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from logparse.model.recache import compile_cached
 
 
 class LazyPattern:
@@ -24,7 +23,7 @@ class LazyPattern:
     def __getattr__(self, name: str) -> Any:
         compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled = compile_cached(*self._args)
+            compiled = self._compiled = re.compile(*self._args)
         return getattr(compiled, name)
 
     def __repr__(self) -> str:
