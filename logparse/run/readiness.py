@@ -1,0 +1,117 @@
+"""Readiness, traffic, shutdown and start-up evidence of a span of lines (one launch attempt).
+
+The single definition of "was the server ready", "did it serve anyone" and "was it starting":
+the engine's outcome, the facts, the text/JSON summary and the report all read these (through
+`run.model.Run`), so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from typing import TYPE_CHECKING
+
+from logparse.model.events import (
+    Event,
+    JitCompile,
+    KnownMessage,
+    Retraction,
+    ServerReady,
+    Traceback,
+    UvicornLifecycle,
+)
+from logparse.run.launches import within
+from logparse.run.stage import traceback_phase
+from logparse.run.vocab import (
+    INFRA_PATHS,
+    READY_STAGES,
+    REQUEST_CODES,
+    SHUTDOWN_CODES,
+    SHUTDOWN_STAGES,
+    STARTUP_CODES,
+    STARTUP_EVENTS,
+    WARMUP_PROMPT,
+)
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+
+
+def ready_event(log: ParsedLog, start: int, end: int) -> Event | None:
+    """The line that shows the server was ready: SGLang's ready marker, else uvicorn running /
+    application startup complete (releases and excerpts without the marker)."""
+    marker = within(log.of(ServerReady), start, end)
+    if marker:
+        return marker[0]  # type: ignore[no-any-return]
+    for e in within(log.of(UvicornLifecycle), start, end):
+        if e.stage in READY_STAGES:
+            return e  # type: ignore[no-any-return]
+    return None
+
+
+def ready_line(log: ParsedLog, start: int, end: int) -> int | None:
+    """The line number of `ready_event`."""
+    e = ready_event(log, start, end)
+    return e.line if e is not None else None
+
+
+def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
+    """The first line that shows real (user) traffic: decode stats, prefill stats beyond SGLang's
+    single warmup prefill, a retraction, a request to a user endpoint, a logged user request."""
+    found: list[int] = []
+    d = log.decode
+    i = bisect_left(d.line, start)  # stats columns are in file order
+    if i < len(d) and d.line[i] <= end:
+        found.append(d.line[i])
+    p = log.prefill
+    lo, hi = bisect_left(p.line, start), bisect_right(p.line, end)
+    if hi - lo > 1:
+        found.append(p.line[lo + 1])
+        running, queue = p.cols["running"], p.cols["queue"]
+        busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
+        if busy is not None:
+            found.append(busy)
+    found.extend(e.line for e in within(log.of(Retraction), start, end)[:1])
+    a = log.access
+    strings = a.strings.values
+    generate = 0
+    for k in range(bisect_left(a.line, start), bisect_right(a.line, end)):
+        path = strings[a.path[k]] or ""
+        if path in INFRA_PATHS:
+            continue
+        if path == "/generate":
+            generate += 1
+            if generate < 2:
+                continue  # the first POST /generate is SGLang's own warmup request
+        found.append(a.line[k])
+        break
+    for e in within(log.of(KnownMessage), start, end):
+        if e.code in REQUEST_CODES and WARMUP_PROMPT not in e.text:
+            found.append(e.line)
+            break
+    return min(found) if found else None
+
+
+def _pos(v: float) -> bool:
+    return not math.isnan(v) and v > 0
+
+
+def shutdown_after(log: ParsedLog, line: int, end: int) -> int | None:
+    """The first line after `line` (up to `end`) that shows the server shutting down."""
+    found = [e.line for e in within(log.of(UvicornLifecycle), line + 1, end) if e.stage in SHUTDOWN_STAGES][:1]
+    found += [e.line for e in within(log.of(KnownMessage), line + 1, end) if e.code in SHUTDOWN_CODES][:1]
+    return min(found) if found else None
+
+
+def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
+    """Whether the span shows a server being started (phases, server args, start-up messages or a
+    start-up traceback)."""
+    if within(log.of(*STARTUP_EVENTS), start, end):
+        return True
+    if any(e.code in STARTUP_CODES for e in within(log.of(KnownMessage), start, end)):
+        return True
+    # DeepGEMM's JIT pre-compile session runs while the model loads (flashinfer's JIT may also run
+    # on a serving server's first requests, so only this one counts).
+    if any(e.library == "deepgemm" and e.stage == "begin" for e in within(log.of(JitCompile), start, end)):
+        return True
+    return any(traceback_phase(tb) == "startup" for tb in within(log.of(Traceback), start, end))
