@@ -305,9 +305,10 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Accepted findings (a previous --format json output): they do not fail the run.")
 @click.option("--write-baseline", metavar="FILE", help="Write all findings as a baseline to FILE, exit 0.")
+@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
 def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
           fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
-          baseline_file: str | None, write_baseline: str | None) -> None:
+          baseline_file: str | None, write_baseline: str | None, no_redact: bool = False) -> None:
     started = time.monotonic()
     config, threshold = _settings(config_file, select, ignore, fail_on)
     baseline_path = baseline_file or config.baseline
@@ -315,10 +316,15 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
         baseline_path = None  # creating the configured baseline for the first time
     baseline = _load_baseline(baseline_path)
     files = resolve_inputs(tuple(expand_globs(paths)))
+    from logparse.cli.main import refuse_overwrite
+
+    refuse_overwrite([p for p in (output, write_baseline) if p and p != "-"], files)
 
     results = run_all(files, config.thresholds, jobs, Progress(len(files)))
     _warn_rule_errors(results)
-    report = build_report(results, config, threshold, baseline)
+    from logparse.render.sanitize import clean_check
+
+    report = clean_check(build_report(results, config, threshold, baseline), redact=not no_redact)
 
     text = render(report, fmt)
     if write_baseline:  # first: a baseline that cannot be written is exit 2 before any output

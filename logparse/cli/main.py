@@ -20,8 +20,21 @@ EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
-    click.echo(f"logdiag: {message}", err=True)
+    from logparse.render.neutral import one_line
+
+    # One line whatever the message holds (a file name with a newline must not start a CI command).
+    click.echo(f"logdiag: {one_line(message)}", err=True)
     sys.exit(code)
+
+
+def refuse_overwrite(outputs: list[str], inputs: list[str]) -> None:
+    """Exit 2 before any work when an output file is one of the inputs (also through a link)."""
+    from logparse.render.outfiles import overwritten_input
+
+    for out in outputs:
+        hit = overwritten_input(out, inputs)
+        if hit is not None:
+            fail(f"refusing to write {out}: it is the input {hit}")
 
 
 def resolve_inputs(paths: tuple[str, ...]) -> list[str]:
@@ -76,7 +89,8 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--jobs", type=click.IntRange(1, 64), default=_jobs_default, show_default="2 on 2+ cores",
               help="Processes for one large plain file (byte-range split).")
-def analyze(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
+@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False) -> None:
     """Analyze logs: outcome, root cause, startup, serving, benchmarks, coverage.
 
     PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside) or - for stdin.
@@ -88,11 +102,11 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
     if fmt == "json":
         from logparse.render.json import render
 
-        click.echo(render(analyses), nl=False)
+        click.echo(render(analyses, redact=not no_redact), nl=False)
     else:
         from logparse.render.text import render as render_text
 
-        click.echo(render_text(analyses), nl=False)
+        click.echo(render_text(analyses, redact=not no_redact), nl=False)
 
 
 def _event_kinds() -> list[str]:
@@ -136,8 +150,10 @@ def _flatten(row: dict[str, Any]) -> dict[str, Any]:
               "capture_end, weight_load_end, bench_serving_result. `--kind list` shows all.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True)
-def events(path: str, kind: str, fmt: str, jobs: int) -> None:
-    """Export one event table of a log as CSV or JSON lines."""
+@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+def events(path: str, kind: str, fmt: str, jobs: int, no_redact: bool = False) -> None:
+    """Export one event table of a log as CSV or JSON lines (secrets redacted; CSV cells never
+    start a spreadsheet formula)."""
     import csv
     import io
     import json
@@ -149,7 +165,10 @@ def events(path: str, kind: str, fmt: str, jobs: int) -> None:
     if kind not in kinds:
         fail(f"unknown event kind '{kind}' (see: logdiag events PATH --kind list)")
     (file,) = resolve_inputs((path,))[:1] or [path]
-    rows = (_flatten(r) if fmt == "csv" else r for r in _rows(file, kind, jobs))
+    from logparse.render.sanitize import clean_rows
+
+    rows = clean_rows((_flatten(r) if fmt == "csv" else r for r in _rows(file, kind, jobs)),
+                      redact=not no_redact, csv=fmt == "csv")
     out = sys.stdout
     if fmt == "jsonl":
         for r in rows:

@@ -47,25 +47,20 @@ def _write(path: Path, text: str) -> None:
         fail(f"cannot write {path}: {err.strerror or err}", EXIT_INPUT)
 
 
-def _write_markdown(out: Path, data: dict, series: dict) -> None:  # type: ignore[type-arg]
+def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> None:  # type: ignore[type-arg]
+    """The Markdown file and its plots. Plots are written only where logdiag may (see
+    render/outfiles.py); a plot an earlier report wrote and this one lacks is left alone."""
+    from logparse.render.outfiles import OutputError, write_plots
     from logparse.report.markdown import plots_dir_name, render_markdown
-    from logparse.report.plots import PLOTS, render
+    from logparse.report.plots import render
 
     plot_dir = plots_dir_name(out.name)
     svgs = render(data, series)
-    folder = out.parent / plot_dir
     if svgs:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            fail(f"cannot create {folder}: {err.strerror or err}", EXIT_INPUT)
-    for name, svg in svgs.items():
-        _write(folder / f"{name}.svg", svg)
-    # A plot an earlier report wrote there and this one does not have would be stale.
-    for spec in PLOTS:
-        stale = folder / f"{spec.name}.svg"
-        if spec.name not in svgs and stale.is_file():
-            stale.unlink()
+            write_plots(out.parent / plot_dir, {f"{name}.svg": svg for name, svg in svgs.items()}, inputs)
+        except OutputError as err:
+            fail(str(err), EXIT_INPUT)
     _write(out, render_markdown(data, plot_dir if svgs else None))
 
 
@@ -136,6 +131,11 @@ def report(
         fail("Markdown reports need a file name (their plots are written next to it)")
     log_file = _one(path, "PATH")
     base_file = _one(baseline, "--baseline") if baseline else None
+    inputs = [f for f in (log_file, base_file) if f]
+    if output != "-":
+        from logparse.cli.main import refuse_overwrite
+
+        refuse_overwrite([output], inputs)
 
     from logparse.engine.core import analyze
     from logparse.report.model import build_report
@@ -170,7 +170,7 @@ def report(
 
         text = render_html(rep.data, render(rep.data, rep.series))
     else:
-        _write_markdown(Path(output), rep.data, rep.series)
+        _write_markdown(Path(output), rep.data, rep.series, inputs)
         return
     if output == "-":
         click.echo(text, nl=False)

@@ -139,6 +139,7 @@ class CheckReport:
     rules: list[Any]  # the rules evaluated (after select / ignore): registry Rules, or stand-ins
     fail_on: str
     baseline: str | None = None
+    redactions: dict[str, int] | None = None  # secrets masked by kind (None: not sanitized)
 
     @property
     def items(self) -> list[CheckItem]:
@@ -246,6 +247,7 @@ def document(report: CheckReport) -> dict[str, Any]:
             for f in report.files
         ],
         "findings": [i.as_dict() for i in items],
+        "redactions": report.redactions or {},
     }
 
 
@@ -255,13 +257,16 @@ def render(report: CheckReport) -> str:
 
 
 def display_path(path: str) -> str:
-    """The path relative to the working directory when it is inside it (posix separators)."""
+    """The path relative to the working directory when it is inside it (posix separators), on
+    one line: control characters and undecodable bytes escaped, workflow commands defused."""
+    from logparse.render.neutral import one_line
+
     if path == "-":
         return "-"
     try:
         rel = os.path.relpath(os.path.abspath(path))
     except ValueError:  # another drive on Windows
-        return path.replace(os.sep, "/")
+        return one_line(path.replace(os.sep, "/"))
     if rel == ".." or rel.startswith(".." + os.sep):
-        return os.path.abspath(path).replace(os.sep, "/")
-    return rel.replace(os.sep, "/")
+        return one_line(os.path.abspath(path).replace(os.sep, "/"))
+    return one_line(rel.replace(os.sep, "/"))

@@ -10,10 +10,19 @@ from logparse._version import __version__
 from logparse.render.summary import clean, file_summary
 
 
-def document(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-    doc: dict[str, Any] = {"logdiag_version": __version__, "files": [file_summary(a) for a in analyses]}
+def document(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, redact: bool = True) -> dict[str, Any]:
+    """Secrets are masked unless redact=False; `redactions` counts them by kind (per file and in all)."""
+    from collections import Counter
+
+    from logparse.render.sanitize import clean_document, clean_entry
+
+    files = [clean_entry(file_summary(a), a, redact) for a in analyses]
+    total: Counter[str] = Counter()
+    for f in files:
+        total.update(f["redactions"])
+    doc: dict[str, Any] = {"logdiag_version": __version__, "files": files, "redactions": dict(sorted(total.items()))}
     if errors:
-        doc["input_errors"] = list(errors)
+        doc["input_errors"] = clean_document(list(errors), redact)[0]
     return doc
 
 
@@ -21,5 +30,5 @@ def dumps(obj: Any) -> str:
     return json.dumps(clean(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = ()) -> str:
-    return dumps(document(analyses, errors))
+def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, redact: bool = True) -> str:
+    return dumps(document(analyses, errors, redact=redact))

@@ -146,6 +146,7 @@ def document(report: CheckReport) -> dict[str, Any]:
                 "artifacts": artifacts,
                 "results": results,
                 "columnKind": "unicodeCodePoints",
+                "properties": {"redactions": report.redactions or {}},
             }
         ],
     }

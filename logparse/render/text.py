@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from logparse.render.neutral import one_line
 from logparse.render.summary import file_summary
 
 WIDTH = 100
@@ -37,12 +38,30 @@ def _finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
     return out
 
 
+def _attempt_line(a: dict[str, Any]) -> str:
+    """'attempt 1 (lines 1–24): crashed-at-startup — spec-v2-topk-conflict, fix …'."""
+    last = a["last_line"]
+    head = f"  attempt {a['index']} (lines {a['first_line']}–{last}): {a.get('outcome') or 'outcome unknown'}"
+    root = a.get("root_cause")
+    if root:
+        head += f" — {root['name']}"
+        if root.get("remedy"):
+            head += f", fix: {root['remedy']}"
+    elif a.get("findings"):
+        head += f" — {', '.join(a['findings'][:3])}" + (" …" if len(a["findings"]) > 3 else "")
+    return _cut(head, WIDTH + 60)
+
+
 def render_one(entry: dict[str, Any]) -> str:
     out: list[str] = []
     lines = entry["lines"]
-    out.append(f"== {entry['path']}  ({lines['total']} lines)")
+    out.append(f"== {one_line(str(entry['path']))}  ({lines['total']} lines)")
     if entry.get("outcome"):
         out.append(f"outcome: {entry['outcome']}")
+    launches = entry.get("launches") or []
+    if len(launches) > 1:
+        out.append(f"launch attempts: {len(launches)} (outcome and root cause above are the last one's)")
+        out.extend(_attempt_line(a) for a in launches)
     root = entry.get("root_cause")
     if root:
         out.append("root cause:")
@@ -135,5 +154,9 @@ def render_one(entry: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(analyses: Sequence[Any]) -> str:
-    return "\n".join(render_one(file_summary(a)) for a in analyses)
+def render(analyses: Sequence[Any], *, redact: bool = True) -> str:
+    """Secrets masked unless redact=False; no output line can be a CI workflow command."""
+    from logparse.render.neutral import neutralize
+    from logparse.render.sanitize import clean_entry
+
+    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact)) for a in analyses))

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
+from logparse.render.sanitize import clean_document
 from logparse.render.summary import clean, file_summary
-from logparse.report.redact import redact_data, redact_text
+from logparse.report.redact import redact_text
 from logparse.report.serving import serving_section
 from logparse.report.speculative import baseline_section, speculative_section
 from logparse.report.timing import DEFAULT_GAP_S, timing_section
@@ -273,7 +274,7 @@ def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
+def _coverage(entry: dict[str, Any], analysis: Analysis, redact: bool = True) -> dict[str, Any]:
     from logparse.parsing.coverage import template_of
 
     read = entry["read"]
@@ -287,7 +288,7 @@ def _coverage(entry: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
         # A template masks a line's digits, which can hide a secret's shape from the redaction:
         # when the template's first line holds a secret, make the template from the redacted line.
         raw = texts.get(item["first_line"])
-        if raw is not None and redact_text(raw) != raw:
+        if redact and raw is not None and redact_text(raw) != raw:
             item = item | {"template": template_of(redact_text(raw))}
         top.append(item)
     return cov | {"top_unparsed": top, "read": flags}
@@ -327,7 +328,7 @@ def build_report(
         "baseline": None,
         "benchmarks": benchmarks,
         "configuration": _configuration(analysis, entry),
-        "coverage": _coverage(entry, analysis),
+        "coverage": _coverage(entry, analysis, redact),
     }
     series: dict[str, Any] = {"serving": serving_series, "speculative": spec_series}
     if baseline is not None:
@@ -341,10 +342,7 @@ def build_report(
     from logparse.report.plots import plan
 
     data["plots"] = plan(data, series)
-    data = clean(data)
-    if redact:
-        data, count = redact_data(data)
-        data["redaction"] = {"enabled": True, "masked": count}
-    else:
-        data["redaction"] = {"enabled": False, "masked": 0}
+    # Secrets masked (unless redact=False) and CI workflow commands defused, counted by kind.
+    data, by_kind = clean_document(clean(data), redact)
+    data["redaction"] = {"enabled": redact, "masked": sum(by_kind.values()), "by_kind": by_kind}
     return Report(data=data, series=series)

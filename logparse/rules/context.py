@@ -82,6 +82,11 @@ class RuleContext:
         """A per-rule threshold from the configuration (`[tool.logdiag.thresholds.<rule>]`), else the default."""
         return self.config.get(rule_name, {}).get(key, default)
 
+    def launch_at(self, line: int) -> Any:
+        """The launch attempt (`run.launches.Launch`) that a line belongs to: its `.flags`, `.env`
+        (exported in the pasted shell + inline), `.server_args`, `.arg(name)`."""
+        return self.views.run.launch_at(line)
+
     def unclaimed(self, events: Iterable[E]) -> list[E]:
         return [e for e in events if e.line not in self.claimed]
 

@@ -1,0 +1,319 @@
+"""Secret redaction for every output: one regex scan per string, counted by kind.
+
+Logs carry credentials (launch commands, server-args reprs, environment dumps, HTTP headers in
+tracebacks) and every output of logdiag (text, JSON, SARIF and annotations uploaded by CI, CSV,
+reports) must mask them by default. `Redactor.text` masks the secret-shaped parts of a string
+with ONE scan of ONE combined regex; `Redactor.data` walks a JSON-like value and also masks the
+whole value of any key whose name says it holds a secret (`api_key`, `--hf-token`, `HF_TOKEN`).
+
+Linear time is a design rule, not an accident: every alternative starts at a literal or at a
+word start (lookbehind), its leading repeats are bounded, and after the anchor nothing can fail
+after an unbounded scan (an unclosed quote or PEM block runs to the end of the string instead of
+failing), so no input makes the engine rescan a line from every position.
+
+The names are anchored so that SGLang's many harmless `token` words (`#token: 4772`,
+`max_total_num_tokens=396288`, `--max-total-tokens`) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+MASK = "[REDACTED]"
+
+# A value after `name=` / `name: `: quoted (an unclosed quote runs to the end of the line rather
+# than failing, which would cost a rescan) or one unquoted word.
+_QUOTED = r"""'[^'\n]*'?|"[^"\n]*"?"""
+_BARE = r"""[^\s,;'"&)\]}<>]+"""
+_VALUE = rf"(?:{_QUOTED}|{_BARE})"
+_SEP = r"""(?![\w-])['"]?[ \t]{0,8}[:=][ \t]{0,8}"""
+
+
+def _after(word: str, quals: list[str], seps: tuple[str, ...] = ("_", "-")) -> str:
+    """`word` preceded by one of the qualifiers: fixed-width lookbehinds, one per spelling."""
+    return word + "(?:" + "|".join(f"(?<={q}{s}{word})" for q in quals for s in seps) + ")"
+
+
+def _starts_word(word: str, before: str = "a-z0-9") -> str:
+    """`word` not preceded by a letter or digit (the check runs after the literal)."""
+    return f"{word}(?<![{before}]{word})"
+
+
+# Every alternative starts with a literal character, so that the regex engine skips ahead to the
+# next possible start in C (tens of times faster than trying every alternative at every
+# position); anchors on the word boundary are lookbehinds placed after that literal. The
+# case-insensitive alternatives run on a lower-cased copy of the text (same length, see _lower).
+_KEY_QUALS = ["api", "access", "secret", "private", "wandb", "wandb_api", "auth", "encryption", "signing"]
+_TOKEN_QUALS = ["api", "access", "auth", "refresh", "session", "security", "id", "bearer", "hf", "hub", "face",
+                "github", "gh", "gitlab", "slack", "npm", "oauth", "bot", "personal", "pat", "service", "app"]
+_NAME_ALTS: list[tuple[str, str]] = [
+    ("secret-value", _after("key", _KEY_QUALS, ("_", "-", " ", "")) + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _after("token", _TOKEN_QUALS) + _SEP + f"(?P<v>{_VALUE})"),
+    ("token-value", _starts_word("token", r"a-z0-9_#.\-") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _starts_word("secret") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _starts_word("password") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _starts_word("passwd") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _starts_word("passphrase") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _starts_word("credential") + "s?" + _SEP + f"(?P<v>{_VALUE})"),
+]
+_FLAG_NAMES = r"api-key|token|secret|password|passwd|passphrase|secret-key|access-key|private-key"
+_QUERY_NAMES = (
+    r"access[_-]?token|refresh[_-]?token|id[_-]?token|token|api[_-]?key|apikey|key|secret|"
+    r"client[_-]?secret|password|passwd|sig|signature|x-amz-signature|x-amz-security-token|"
+    r"x-amz-credential"
+)
+_TOKEN_START = r"a-z0-9_\-"
+# On the lower-cased text. (kind, source with a value group `v`; the auth header also `s`.)
+_FOLDED: list[tuple[str, str]] = [
+    (
+        "private-key",
+        (
+            r"-----begin[a-z0-9 ]{0,40}private key(?: block)?-----[\s\S]*?"
+            r"(?:-----end[a-z0-9 ]{0,40}private key(?: block)?-----|\Z)"
+        ),
+    ),
+    (
+        "auth-header",
+        _starts_word("authorization")
+        + r"""['"]?[ \t]{0,8}[:=][ \t]{0,8}['"]?"""
+        + r"(?:(?P<s>bearer|basic|token|digest|apikey|negotiate)[ \t]+)?(?P<v>[^\s'\",;]+)",
+    ),
+    ("bearer-token", _starts_word("bearer") + r"""[ \t]+(?P<v>[a-z0-9._~+/=\-]{6,}[^\s'",;]*)"""),
+    ("url-password", r"""://[^\s/?#@:'"<>]{0,256}:(?!//)(?P<v>[^\s'"<>]{1,256})(?=@)"""),
+    *[("url-secret", rf"\{c}(?:{_QUERY_NAMES})=(?P<v>[^\s&#'\"<>]+)") for c in "?&;"],
+    ("secret-flag", rf"--(?:[a-z0-9]+-){{0,6}}(?:{_FLAG_NAMES})(?![\w-])(?:[ \t]+|=)(?!--)(?P<v>{_VALUE})"),
+    *_NAME_ALTS,
+    ("hf-token", rf"{_starts_word('hf_', _TOKEN_START)}[a-z0-9]{{16,}}"),
+    ("github-token", rf"{_starts_word('gh', _TOKEN_START)}[pousr]_[a-z0-9]{{20,}}"),
+    ("github-token", rf"{_starts_word('github_pat_', _TOKEN_START)}[a-z0-9_]{{20,}}"),
+    ("gitlab-token", rf"{_starts_word('glpat-', _TOKEN_START)}[a-z0-9_\-]{{20,}}"),
+    ("slack-token", rf"{_starts_word('xox', _TOKEN_START)}[abposre]-[a-z0-9\-]{{10,}}"),
+    ("slack-token", rf"{_starts_word('xapp-', _TOKEN_START)}[a-z0-9\-]{{10,}}"),
+    ("openai-key", rf"{_starts_word('sk-', _TOKEN_START)}[a-z0-9_\-]{{16,}}"),
+    ("stripe-key", rf"{_starts_word('sk_', _TOKEN_START)}(?:live|test)_[a-z0-9]{{16,}}"),
+    ("stripe-key", rf"{_starts_word('rk_', _TOKEN_START)}(?:live|test)_[a-z0-9]{{16,}}"),
+    ("npm-token", rf"{_starts_word('npm_', _TOKEN_START)}[a-z0-9]{{30,}}"),
+]
+_ENV_SUFFIX = r"TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|ACCESS_KEY|SECRET_KEY|PRIVATE_KEY|AUTH_KEY|CREDENTIALS?"
+# On the text as it is (these shapes are case-sensitive).
+_CASED: list[tuple[str, str]] = [
+    (
+        "env-secret",
+        rf"_(?<=[A-Z0-9]_)(?:{_ENV_SUFFIX})(?![A-Za-z0-9_])[ \t]{{0,4}}=[ \t]{{0,4}}(?P<v>{_VALUE})",
+    ),
+    (
+        "aws-access-key-id",
+        r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+    ),
+    ("google-api-key", r"A(?<![A-Za-z0-9_\-]A)Iza[0-9A-Za-z_\-]{35}"),
+    ("jwt", r"e(?<![A-Za-z0-9_\-]e)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
+]
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(
+    [k for k, _ in _FOLDED] + [k for k, _ in _CASED] + ["bearer-token", "basic-auth", "secret-field"]))
+
+
+def _combined(alternatives: list[tuple[str, str]], base: int) -> tuple[re.Pattern[str], dict[str, str]]:
+    """Alternatives in one regex: group `aN` is alternative N (opened after its first literal, so
+    that every branch still starts with a literal: the fast skip), `aNv` its value when the
+    value is not the whole match."""
+    parts: list[str] = []
+    kinds: dict[str, str] = {}
+    for n, (kind, source) in enumerate(alternatives, base):
+        source = source.replace("(?P<v>", f"(?P<a{n}v>").replace("(?P<s>", f"(?P<a{n}s>")
+        lit = 2 if source.startswith("\\") else 1
+        parts.append(f"{source[:lit]}(?P<a{n}>{source[lit:]})")
+        kinds[f"a{n}"] = kind
+    return re.compile("|".join(parts)), kinds
+
+
+_SCANNERS: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+_GROUP_KIND: dict[str, str] = {}
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
+_NOT_SECRET = frozenset({"", "''", '""', "none", "null", "true", "false", "nil", "undefined", MASK.lower()})
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(the regex for the lower-cased text, the regex for the text as is), compiled on first use
+    (outputs only; never on the per-line hot path)."""
+    global _SCANNERS
+    if _SCANNERS is None:
+        folded, kinds = _combined(_FOLDED, 0)
+        cased, kinds2 = _combined(_CASED, len(_FOLDED))
+        _GROUP_KIND.update(kinds)
+        _GROUP_KIND.update(kinds2)
+        _SCANNERS = (folded, cased)
+    return _SCANNERS
+
+
+def _lower(text: str) -> str:
+    """A lower-cased copy with the same length (offsets map 1:1 back to the text)."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _unquote(value: str) -> tuple[str, str, str]:
+    """(opening quote, inner text, closing quote) of a value."""
+    if value[:1] in ("'", '"'):
+        q = value[0]
+        if len(value) >= 2 and value.endswith(q):
+            return q, value[1:-1], q
+        return q, value[1:], ""
+    return "", value, ""
+
+
+class Redactor:
+    """Masks secrets in strings and JSON-like values; `counts` says how many of each kind."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.mask_keys = True  # mask the whole value of secret-named keys in `data`
+        self.scans = 0  # regex scans made: one per non-empty string (tests prove the single pass)
+        self._pem_open = False  # inside a PEM block that an earlier line of the same list opened
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def _mask(self, m: re.Match[str], text: str) -> tuple[int, int, str, str] | None:
+        """(start, end, replacement, kind) in `text` for one match, or None when it holds no secret."""
+        group = m.lastgroup or ""
+        kind = _GROUP_KIND.get(group, "secret")
+        vgroup = f"{group}v"
+        start, end = m.span(vgroup) if vgroup in m.re.groupindex else m.span()
+        value = text[start:end]
+        if kind == "private-key":
+            begin = value.index("-----", 5) + 5
+            closed = _PEM_END.search(value, begin)
+            self._pem_open = closed is None
+            return start, end, value[:begin] + MASK + (closed.group(0) if closed else ""), kind
+        open_q, inner, close_q = _unquote(value)
+        if inner.strip().lower() in _NOT_SECRET or inner.startswith(MASK[:-1]):  # idempotent
+            return None
+        if kind == "token-value" and (len(inner) < 8 or inner.replace(".", "").isdigit()):
+            return None  # `token: 4772`-like counters, not credentials
+        if kind == "auth-header":
+            scheme = (m.group(f"{group}s") or "") if f"{group}s" in m.re.groupindex else ""
+            kind = {"bearer": "bearer-token", "basic": "basic-auth"}.get(scheme.lower(), kind)
+        return start, end, f"{open_q}{MASK}{close_q}", kind
+
+    def text(self, value: str) -> str:
+        """The string with every secret-shaped part replaced by [REDACTED]: two regex scans (the
+        case-insensitive shapes on a lower-cased copy, the case-sensitive ones on the text)
+        whatever the length, each skipping in C to the next literal that can start a secret."""
+        if not value:
+            return value
+        if self._pem_open:  # the body (or the end) of a PEM block opened by an earlier line
+            closed = _PEM_END.search(value)
+            if closed is None:
+                return MASK  # counted once, at its BEGIN line
+            self._pem_open = False
+            value = MASK + value[closed.start() :]
+        folded, cased = scanners()
+        self.scans += 2
+        spans: list[tuple[int, int, str, str]] = []
+        for pattern, subject in ((folded, _lower(value)), (cased, value)):
+            for m in pattern.finditer(subject):
+                hit = self._mask(m, value)
+                if hit is not None:
+                    spans.append(hit)
+        if not spans:
+            return value
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        out: list[str] = []
+        pos = 0
+        for start, end, repl, kind in spans:
+            if start < pos:  # inside a secret already masked (the two scans overlap)
+                continue
+            self.counts[kind] += 1
+            out.append(value[pos:start])
+            out.append(repl)
+            pos = end
+        out.append(value[pos:])
+        return "".join(out)
+
+    def lines(self, values: list[str]) -> list[str]:
+        """Consecutive lines of one log region: a PEM block opened on one line masks the next ones."""
+        saved, self._pem_open = self._pem_open, False
+        try:
+            return [self.text(v) for v in values]
+        finally:
+            self._pem_open = saved
+
+    def data(self, value: Any, key: str | None = None) -> Any:
+        """A copy of a JSON-like value with every string redacted and secret-named keys masked."""
+        if (
+            self.mask_keys
+            and key is not None
+            and not isinstance(value, (dict, list, tuple))
+            and not _empty(value)
+            and is_secret_key(key)
+        ):
+            if value != MASK:
+                self.counts["secret-field"] += 1
+            return MASK
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.data(v, k if isinstance(k, str) else None)
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            saved, self._pem_open = self._pem_open, False
+            try:
+                return [self.data(v) for v in value]
+            finally:
+                self._pem_open = saved
+        return value
+
+
+# A key name (server arg, flag, env var, dict key) that holds a secret: the last word of the name.
+_SECRET_KEY = re.compile(
+    r"(?:^|[_-])(?:api[_-]?key|apikey|secret|secret[_-]?key|password|passwd|passphrase|access[_-]?key|"
+    r"private[_-]?key|authorization|credentials?|(?:hf|hub|access|auth|api|bearer|github|gh|refresh|"
+    r"session|security|id|hf[_-]hub)[_-]token)$|^token$",
+    re.IGNORECASE,
+)
+_SECRET_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_(?:TOKEN|SECRET|PASSWORD|PASSWD|KEY)$")
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a key name (server arg, flag, env var) names a secret."""
+    name = name.lstrip("-").strip()
+    return bool(_SECRET_KEY.search(name) or _SECRET_ENV.match(name))
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value is False or value is True or value in ("", "None", "null", "[]", "{}")
+
+
+def redact_text(text: str) -> str:
+    """The text with every secret-shaped substring replaced by [REDACTED]."""
+    return Redactor().text(text)
+
+
+def redact_data(value: Any) -> tuple[Any, int]:
+    """(the value with every secret masked, how many secrets were masked)."""
+    r = Redactor()
+    out = r.data(value)
+    return out, r.total
+
+
+def redact_coverage(cov: dict[str, Any], texts: Any, redactor: Redactor, template_of: Callable[[str], str]) -> dict[str, Any]:
+    """Coverage templates mask a line's digits, which can hide a secret's shape: a template whose
+    first line holds a secret is rebuilt from the redacted line (the rest is redacted as text)."""
+    top = []
+    for item in cov.get("top_unparsed", []):
+        raw = texts.get(item.get("first_line")) if texts is not None else None
+        if isinstance(raw, str):
+            probe = Redactor()
+            cleaned = probe.text(raw)
+            if probe.total:
+                redactor.counts.update(probe.counts)
+                item = item | {"template": template_of(cleaned)}
+        top.append(item)
+    return cov | {"top_unparsed": top}
