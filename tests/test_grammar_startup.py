@@ -107,7 +107,7 @@ CASES: list[tuple[str, type, dict[str, Any], tuple[str | None, str | None] | Non
     (
         "$ python3 -m sglang.launch_server \\",
         LaunchCommand,
-        {"program": "sglang.launch_server", "env": {}, "flags": {}},
+        {"program": "sglang.launch_server", "env": {}, "flags": {}, "text": "python3 -m sglang.launch_server \\"},
         None,
     ),
     (

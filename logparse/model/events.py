@@ -707,3 +707,57 @@ class BenchOneBatchResult(Event):
     """The result of one `bench_one_batch` run."""
 
     fields: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- pasted shell sessions
+# (grammars/shell.lark). A command continued over several physical lines (`\`, `> ` continuation
+# prompts, indented flags) is assembled into ONE LaunchCommand / ShellCommand by
+# logparse/parsing/commands.py; the continuation lines' own events are consumed by it.
+
+
+@event
+@record
+class ShellPrompt(Event):
+    """A shell prompt with nothing typed after it: `root@abc123:/workspace# `, `(venv) $`."""
+
+    prompt: str = ""
+
+
+@event
+@record
+class ShellExport(Event):
+    """`export VAR=value` (quotes removed). One event per variable: a line that exports several
+    (`export A=1 B="x y"`) yields one event each, all on that line; `env` holds every assignment of
+    the line, in order."""
+
+    name: str = ""
+    value: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@event
+@record
+class ShellCommand(Event):
+    """A pasted shell command that does not start SGLang (`nvidia-smi`, `pip install …`, `cd /w`):
+    recognised, so that its output is not mistaken for the server's."""
+
+    text: str = ""  # the command as typed, without its prompt (continuation lines joined)
+    program: str = ""  # its first word: 'nvidia-smi', 'pip', 'docker', ...
+    prompt: str = ""
+
+
+@event
+@record
+class CommandContinuation(Event):
+    """A continuation line of a pasted command (`>     --tp 8 \\`, `    -v /data:/data \\`) whose
+    command head is not in the excerpt (otherwise it is part of that command's event)."""
+
+    text: str = ""  # the line without its `> ` continuation prompt
+
+
+@event
+@record
+class PythonReplInput(Event):
+    """A line typed at the Python REPL (`>>> import sglang`): not a shell command."""
+
+    code: str = ""

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from logparse.parsing.benchblocks import BenchAssembler
+from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.columns import (
     NAN,
     AccessColumns,
@@ -61,6 +62,8 @@ class ParsedLog:
     # Rank tags printed inside SGLang envelopes on any non-hot line (hot lines: the columns' ranks).
     ranks_seen: set[str] = field(default_factory=set)
 
+    # Facts derived from the events and kept with them (the run model: `run.model.run_of`).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # Events by exact class, with their positions, built once (`of` is called ~1,200 times per
     # analysis; a scan each time made analysis superlinear). Rebuilt when `events` is replaced or
     # changes length; `reindex()` after reordering it in place.
@@ -219,6 +222,7 @@ class _Stage2:
         self.times = TimeCache()
         self.tracebacks = TracebackAssembler(log.path)
         self.bench = BenchAssembler(log.path)
+        self.commands = CommandAssembler()
         self.launch: Event | None = None
 
     def feed(self, item: Rest) -> None:
@@ -244,18 +248,22 @@ class _Stage2:
                 # A blank line is a known shape (tracebacks and benchmark blocks end with one), not
                 # a gap in the grammar; the record assemblers still see it.
                 log.coverage.recognized += 1
+                log.events.extend(self.commands.feed(stream, no, None, msg)[0])
                 done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
             else:
                 log.coverage.add_unparsed(no, msg)
+                # A line after a `\` continues the pasted command, whatever it holds.
+                emitted, absorbed = self.commands.feed(stream, no, None, msg)
+                log.events.extend(emitted)
                 before = self.tracebacks.claimed()
                 done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
-                if self.tracebacks.claimed() != before:
+                if absorbed or self.tracebacks.claimed() != before:
                     log.coverage.reclaim(no, msg)
         else:
             log.coverage.recognized += 1
-            log.events.append(
-                cls(line=no, end_line=no, ts=ts, rank=rank, source=log.path, wrapper=wrapper, **kw)
-            )
+            event = cls(line=no, end_line=no, ts=ts, rank=rank, source=log.path, wrapper=wrapper, **kw)
+            # Shell lines are held until their command is complete (several lines → one event).
+            log.events.extend(self.commands.feed(stream, no, event, text)[0])
             done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, text, enveloped=enveloped)
         if done:
             log.events.extend(done)
@@ -264,6 +272,7 @@ class _Stage2:
             log.events.extend(finished)
 
     def finish(self) -> None:
+        self.log.events.extend(self.commands.finish())
         self.log.events.extend(self.tracebacks.finish())
         self.log.events.extend(self.bench.finish())
         # Records are appended when they complete; keep the list in file order.

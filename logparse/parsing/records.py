@@ -24,6 +24,9 @@ Grouping follows DESIGN.md ("group by what can be proven, never by guessing acro
   `root_exception()` gives the original cause.
 * A prefixed exception line (`[ts TP3] KeyError: …`: a record logged on one line) is a record of
   its own; prefixed lines never join an open unprefixed body.
+* A pasted shell line (a prompt, an `export`, a typed command, a launch command) ends the stream's
+  record in any state: the shell had its prompt back, so the process that printed the traceback is
+  done, and the exception message never swallows `root@host:/workspace# …`.
 """
 
 from __future__ import annotations
@@ -39,8 +42,13 @@ from logparse.model.events import (
     ExceptionLine,
     Frame,
     KnownMessage,
+    LaunchCommand,
     ProcessHeader,
+    PythonReplInput,
     PythonWarning,
+    ShellCommand,
+    ShellExport,
+    ShellPrompt,
     Traceback,
     TracebackFrame,
     TracebackSource,
@@ -139,6 +147,9 @@ class TracebackAssembler:
             return out
         self._after_warning.discard(stream)
 
+        if cls in _SHELL_CLASSES or (cls is LaunchCommand and kw.get("program")):
+            self._close(stream, out)
+            return out
         if cls is ExceptionHeader or cls is ProcessHeader:
             self._close(stream, out)
             if cls is ExceptionHeader:
@@ -390,5 +401,7 @@ class TracebackAssembler:
         )
 
 
+# Pasted shell lines: they end the stream's record (see the module docstring).
+_SHELL_CLASSES = frozenset({ShellPrompt, ShellCommand, ShellExport, PythonReplInput})
 # Traceback syntax that belongs to an unprefixed body (a prefixed one is a record of its own).
 _BODY_CLASSES = frozenset({TracebackFrame, TracebackSource, ExceptionLine, ExceptionChain})

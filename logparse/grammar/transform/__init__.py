@@ -10,6 +10,7 @@ from logparse.grammar.transform.envelope import Envelope, EnvelopeCallbacks
 from logparse.grammar.transform.failures import FailureCallbacks
 from logparse.grammar.transform.known import KnownCallbacks
 from logparse.grammar.transform.runtime import RuntimeCallbacks
+from logparse.grammar.transform.shell import ShellCallbacks
 from logparse.grammar.transform.startup import StartupCallbacks
 
 __all__ = ["Envelope", "LineTransformer"]
@@ -18,7 +19,7 @@ __all__ = ["Envelope", "LineTransformer"]
 class LineTransformer(
     EnvelopeCallbacks,
     KnownCallbacks,
-    StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks
+    StartupCallbacks, RuntimeCallbacks, FailureCallbacks, BenchCallbacks, ShellCallbacks
 ):
     """All callbacks. Message callbacks return (event class, fields); `line` adds the envelope.
 

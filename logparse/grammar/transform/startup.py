@@ -70,7 +70,6 @@ from logparse.model.events import (
     GraphKind,
     KvCacheAllocated,
     KvCacheDtype,
-    LaunchCommand,
     LaunchDp,
     MambaCacheAllocated,
     MemoryPoolEnd,
@@ -442,9 +441,6 @@ _LIMIT_KEYS = {
 class StartupCallbacks:
     def server_args(self, children: Children) -> Result:
         return ServerArgs, _parse_server_args(str(children[0]))
-
-    def launch_command(self, children: Children) -> Result:
-        return LaunchCommand, _parse_command(str(children[0]))
 
     def launch_dp(self, children: Children) -> Result:
         dp, gpu = _INT.findall(str(children[0]))
