@@ -321,10 +321,13 @@ def test_outcome_of_the_last_launch_attempt(tmp_path: Path) -> None:
         + TRAFFIC
     )
     a = analyze(write(tmp_path, first + second))
+    # The file's outcome and root cause are the last attempt's; the first attempt keeps its own.
     assert a.outcome == "serving"
-    assert (
-        a.root_cause is not None and a.root_cause.name == "cuda-oom"
-    )  # the earliest error is still reported
+    assert a.root_cause is None
+    assert [x.outcome for x in a.attempts] == ["crashed-at-startup", "serving"]
+    first_root = a.attempts[0].root_cause
+    assert first_root is not None and first_root.name == "cuda-oom"
+    assert first_root in a.findings  # every attempt's findings are still reported
 
 
 # --------------------------------------------------------------------------- running rules

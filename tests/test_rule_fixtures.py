@@ -58,8 +58,8 @@ SCENARIOS = {
     "nextn-2-mamba.log": ({"spec-mamba-extra-buffer"}, "spec-mamba-extra-buffer", "crashed-at-startup"),
     "nextn-3-killed.log": ({"host-oom"}, "host-oom", "crashed-at-startup"),
     "nextn-4-serving.log": ({"max-running-requests-capped", "custom-allreduce-unavailable"}, None, "serving"),
-    "nextn-hybrid-launch.log": ({"spec-v2-topk-conflict", "spec-mamba-extra-buffer", "host-oom"},
-                                "spec-v2-topk-conflict", "serving"),
+    # Four attempts: the file's root cause and outcome are the last attempt's (it served).
+    "nextn-hybrid-launch.log": ({"spec-v2-topk-conflict", "spec-mamba-extra-buffer", "host-oom"}, None, "serving"),
     "eagle3-kv-pool.log": ({"kv-pool-no-room"}, "kv-pool-no-room", "crashed-at-startup"),
     "baseline-cuda-graph-false.log": ({"cuda-graph-not-used"}, None, "serving"),
     "spec-serving-healthy.log": ({"max-running-requests-capped"}, None, "serving"),
@@ -105,6 +105,19 @@ def test_combined_nextn_log_is_the_concatenation() -> None:
                                         "nextn-4-serving.log")]
     combined = (LOG_FIXTURES / "nextn-hybrid-launch.log").read_bytes()
     assert combined == b"".join(p.read_bytes() for p in parts)
+
+
+def test_combined_nextn_log_is_split_into_its_four_attempts() -> None:
+    """Each part of the combined log is one attempt, with the part's own root cause and outcome."""
+    a = analyze(str(LOG_FIXTURES / "nextn-hybrid-launch.log"))
+    parts = ("nextn-1-topk.log", "nextn-2-mamba.log", "nextn-3-killed.log", "nextn-4-serving.log")
+    alone = [analyze(str(LOG_FIXTURES / f)) for f in parts]
+    assert [x.outcome for x in a.attempts] == [x.outcome for x in alone]
+    assert [x.root_cause.name if x.root_cause else None for x in a.attempts] == [
+        x.root_cause.name if x.root_cause else None for x in alone]
+    sizes = [len((LOG_FIXTURES / f).read_text().splitlines()) for f in parts]
+    firsts = [1, *(1 + sum(sizes[:i]) for i in range(1, 4))]
+    assert [x.launch.first_line for x in a.attempts] == firsts
 
 
 def test_combined_nextn_log_reads_each_launch_config() -> None:

@@ -8,28 +8,18 @@ from typing import TYPE_CHECKING, Any
 from logparse.model.events import (
     BenchOneBatchResult,
     BenchServingResult,
-    CppTerminate,
-    HealthCheckFailed,
-    Killed,
-    NcclWatchdogTimeout,
-    SchedulerDead,
-    ServerReady,
-    SglangWatchdog,
-    ShellSignal,
-    SigquitReceived,
-    SubprocessCrashed,
     Traceback,
-    UvicornLifecycle,
 )
 from logparse.parsing.records import root_exception
-from logparse.run.timeline import MAIN, last_launch, last_phase, startup_phases
-from logparse.run.views import rank_key, serving_summary, traceback_phase
+from logparse.run.ranks import rank_key
+from logparse.run.serving import serving_summary
+from logparse.run.stage import traceback_phase
+from logparse.run.timeline import MAIN, last_phase, rel_s
+from logparse.run.vocab import ERROR_EVENTS
 
 if TYPE_CHECKING:
     from logparse.engine.core import Analysis
 
-ERROR_EVENTS = (Traceback, SglangWatchdog, NcclWatchdogTimeout, CppTerminate, HealthCheckFailed, SigquitReceived,
-                SchedulerDead, SubprocessCrashed, ShellSignal, Killed)
 MAX_MESSAGE = 300
 
 
@@ -45,22 +35,22 @@ def clean(value: Any) -> Any:
 
 
 def startup_summary(analysis: Analysis) -> dict[str, Any]:
-    """Startup of the last launch in the log (a log can hold several attempts)."""
-    launch = last_launch(analysis.log)
-    phases = startup_phases(launch)  # type: ignore[arg-type]
-    views = analysis.views
-    ready = next((e for e in launch.events if isinstance(e, ServerReady)), None) or next(
-        (e for e in launch.events if isinstance(e, UvicornLifecycle) and e.stage in ("running", "startup-complete")),
-        None)
-    t0 = next((e.ts for e in launch.events if e.ts is not None and e.ts.year > 1900), None)
+    """Start-up of the log's run model: readiness of the last attempt (the file's outcome), phases
+    of the last attempt that shows any (attempts are never mixed)."""
+    run = analysis.run
+    lc = run.startup
+    launch = lc.launch
+    ready = run.last.ready_event if lc is run.last else None
+    t = rel_s(ready.ts, lc.t0) if ready is not None else None
     out: dict[str, Any] = {
-        "ready": views.ready if launch.launches == 1 else (ready is not None or views.ready),
+        "ready": run.ready,
         "ready_line": ready.line if ready is not None else None,
         "ready_at": ready.ts.isoformat(sep=" ") if ready is not None and ready.ts else None,
-        "time_to_ready_s": round((ready.ts - t0).total_seconds(), 2) if ready is not None and ready.ts and t0 else None,
-        "launches": launch.launches,
-        "launch_lines": [launch.start, None if launch.end >= 1 << 60 else launch.end],
+        "time_to_ready_s": None if t is None else round(t, 2),
+        "launches": len(run.launches),
+        "launch_lines": [launch.first_line, launch.last_line],
     }
+    phases = lc.phases
     ranks: dict[str, Any] = {}
     for rank in sorted(phases, key=lambda r: (r == MAIN, rank_key(r))):
         plist = phases[rank]
@@ -71,16 +61,12 @@ def startup_summary(analysis: Analysis) -> dict[str, Any]:
             "phases": [p.as_dict() for p in plist],
         }
     out["ranks"] = ranks
-    slowest = None
-    for rank, plist in phases.items():
-        if rank == MAIN:
-            continue
+    slow = lc.slowest_rank
+    if slow is not None:
+        plist = phases[slow]
+        worst = max(plist, key=lambda p: p.duration_s or 0.0)
         total = sum(p.duration_s or 0.0 for p in plist)
-        if slowest is None or total > slowest[1]:
-            worst = max(plist, key=lambda p: p.duration_s or 0.0)
-            slowest = (rank, total, worst.name)
-    if slowest is not None and len(phases) > 2:
-        out["slowest_rank"] = {"rank": slowest[0], "phases_s": round(slowest[1], 2), "slowest_phase": slowest[2]}
+        out["slowest_rank"] = {"rank": slow, "phases_s": round(total, 2), "slowest_phase": worst.name}
     return out
 
 
@@ -122,6 +108,7 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
         "outcome": analysis.outcome,
         "root_cause": analysis.root_cause.as_dict() if analysis.root_cause is not None else None,
         "findings": [f.as_dict() for f in analysis.findings],
+        "launches": [a.as_dict() for a in getattr(analysis, "attempts", [])],
         "config": analysis.views.run_config(),
         "startup": startup_summary(analysis),
         "serving": serving_summary(log),

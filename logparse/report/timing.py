@@ -16,18 +16,17 @@ from itertools import pairwise
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from logparse.parsing.columns import epoch
 from logparse.model.events import (
     EngineStartupTimings,
-    Event,
     ProgressBar,
-    ServerReady,
-    UvicornLifecycle,
     WeightLoadBegin,
     WeightLoadEnd,
 )
-from logparse.run.timeline import MAIN, PHASES, Launch, Phase, last_launch, startup_phases
-from logparse.run.views import rank_key
+from logparse.parsing.columns import epoch
+from logparse.run.launches import Launch
+from logparse.run.model import Lifecycle, run_of, run_segments
+from logparse.run.ranks import rank_key
+from logparse.run.timeline import MAIN, PHASES, Phase, rel_s, startup_phases
 
 if TYPE_CHECKING:
     from logparse.engine.core import Analysis
@@ -47,32 +46,6 @@ PROGRESS_UNITS = {
     "prefill-capture": "token sizes",
     "download": "files",
 }
-
-
-def _segments(log: ParsedLog) -> list[tuple[int, int]]:
-    from logparse.engine.core import run_segments
-
-    return run_segments(log)
-
-
-def _dated(ts: datetime | None) -> bool:
-    return ts is not None and ts.year > 1900
-
-
-def _t0(events: list[Event]) -> datetime | None:
-    for e in events:
-        if _dated(e.ts):
-            return e.ts
-    for e in events:  # time-only stamps (old releases): relative times still work
-        if e.ts is not None:
-            return e.ts
-    return None
-
-
-def _launch(log: ParsedLog) -> tuple[Launch, int]:
-    """The last launch with startup phases (else the last launch), and the number of launches."""
-    launch = last_launch(log)
-    return launch, launch.launches
 
 
 def _draft_loads(seg: Launch) -> dict[str, Phase]:
@@ -102,10 +75,7 @@ def _last_ts(seg: Launch, rank: str) -> datetime | None:
     return last
 
 
-def _rel(ts: datetime | None, t0: datetime | None) -> float | None:
-    if ts is None or t0 is None or _dated(ts) != _dated(t0):
-        return None
-    return (ts - t0).total_seconds()
+_rel = rel_s
 
 
 def _r(v: float | None, nd: int = 2) -> float | None:
@@ -146,9 +116,10 @@ def phase_rows(seg: Launch, t0: datetime | None) -> dict[str, list[dict[str, Any
     return out
 
 
-def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
-    """The rank whose startup ended last, and the phase that ran longest compared with the same
-    phase on the other ranks (else its longest phase)."""
+def _slowest(ranks: dict[str, list[dict[str, Any]]], slow: str | None) -> dict[str, Any] | None:
+    """The slowest rank (chosen by the run model: the one whose startup ended last), its lag behind
+    the median rank, and the phase that ran longest compared with the same phase on the other
+    ranks (else its longest phase)."""
     ends: dict[str, float] = {}
     for rank, rows in ranks.items():
         if rank == MAIN:
@@ -156,10 +127,9 @@ def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
         done = [r["end_s"] for r in rows if r["complete"] and r["end_s"] is not None]
         if done:
             ends[rank] = max(done)
-    if len(ends) < 2:
+    if slow is None or slow not in ranks:
         return None
-    slow = max(ends, key=lambda r: (ends[r], rank_key(r)))
-    typical = median(ends.values())
+    typical = median(ends.values()) if ends else None
     by_phase: dict[str, list[float]] = {}
     for rank, rows in ranks.items():
         if rank == MAIN:
@@ -181,9 +151,9 @@ def _slowest(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     )
     out: dict[str, Any] = {
         "rank": slow,
-        "end_s": _r(ends[slow]),
+        "end_s": _r(ends.get(slow)),
         "median_rank_end_s": _r(typical),
-        "lag_s": _r(ends[slow] - typical),
+        "lag_s": _r(ends[slow] - typical) if slow in ends and typical is not None else None,
         "longest_phase": longest["phase"] if longest else None,
         "longest_phase_s": longest["duration_s"] if longest else None,
     }
@@ -219,20 +189,6 @@ def _phase_medians(ranks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _ready(seg: Launch) -> Event | None:
-    fallback = None
-    for e in seg.events:
-        if isinstance(e, ServerReady):
-            return e
-        if (
-            fallback is None
-            and isinstance(e, UvicornLifecycle)
-            and e.stage in ("running", "startup-complete")
-        ):
-            fallback = e
-    return fallback
-
-
 def _open_phase(ranks: dict[str, list[dict[str, Any]]], rank: str, a: int, b: int) -> str | None:
     """The phase of `rank` that was open between lines a and b (None if none)."""
     for row in ranks.get(rank, []):
@@ -260,7 +216,7 @@ def unlogged_gaps(
         for no, ts, code in zip(cols.line, cols.ts, cols.rank, strict=True):
             if not math.isnan(ts):
                 per_rank.setdefault(names[code] or MAIN, []).append((no, ts))
-    segments = _segments(log)
+    segments = run_segments(log)
 
     def seg(line: int) -> int:
         return next((i for i, (a, b) in enumerate(segments) if a <= line <= b), len(segments) - 1)
@@ -374,21 +330,25 @@ def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -> dict[str, Any]:
     log = analysis.log
-    seg, launches = _launch(log)
-    t0 = _t0(seg.events)
+    run = run_of(log)
+    lc: Lifecycle = run.startup  # the attempt whose phases are shown
+    seg, launches = lc.launch, len(run.launches)
+    t0 = lc.t0
     ranks = phase_rows(seg, t0)
-    ready = _ready(seg)
+    # Readiness is the last attempt's (the file's outcome); its line and time when it is also the
+    # attempt whose phases are shown.
+    ready = run.last.ready_event if lc is run.last else None
     ready_s = _rel(ready.ts, t0) if ready is not None else None
     out: dict[str, Any] = {
         "launches": launches,
         "launch_first_line": seg.start if launches > 1 else None,
         "start": t0.isoformat(sep=" ") if t0 is not None else None,
-        "ready": ready is not None,
+        "ready": run.ready,
         "ready_line": ready.line if ready is not None else None,
         "time_to_ready_s": _r(ready_s),
         "ranks": [{"rank": rank, "phases": rows, **_last(rows)} for rank, rows in ranks.items()],
         "phase_stats": _phase_medians(ranks),
-        "slowest_rank": _slowest(ranks),
+        "slowest_rank": _slowest(ranks, lc.slowest_rank),
         "gaps": unlogged_gaps(
             log,
             ranks,

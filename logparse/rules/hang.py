@@ -231,7 +231,7 @@ def _since(p: Phase, end: datetime | None) -> float | None:
 
 
 def _crash_events(ctx: RuleContext, start: int) -> list[Event]:
-    from logparse.engine.core import FATAL_EVENTS
+    from logparse.run.vocab import FATAL_EVENTS
 
     return [
         e
@@ -279,7 +279,8 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     disk, pre-downloaded checkpoint; CUDA graph capture → normal, wait (or a lower
     `--cuda-graph-max-bs`). If the process is still running, the answer is to wait and look again.
     """
-    from logparse.engine.core import ready_line, run_segments, startup_evidence, traffic_line
+    from logparse.run.model import run_segments
+    from logparse.run.readiness import ready_line, startup_evidence, traffic_line
 
     log = ctx.log
     start, end = run_segments(log)[-1]
@@ -375,7 +376,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
 
 def _describe(per_rank: dict[str, dict[str, Any]]) -> str:
     """'TP0–TP3: weight-load (running, 8 s before the log ends); TP4: …' — ranks grouped by phase."""
-    from logparse.engine.core import rank_range
+    from logparse.run.ranks import rank_range
 
     groups: dict[tuple[str, bool], list[str]] = {}
     for rank, info in per_rank.items():

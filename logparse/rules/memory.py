@@ -792,7 +792,7 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
         running = _running_before(ctx, retractions[0].line)
         remedy, data = _kv_room_remedy(ctx, running)
         data.update(retractions=len(retractions), retracted_requests=total)
-        from logparse.engine.core import rank_range
+        from logparse.run.ranks import rank_range
 
         where = f" on {rank_range(ranks)}" if ranks else ""
         message = (

@@ -157,28 +157,45 @@ def first_timestamp(log: ParsedLog) -> datetime | None:
     return None
 
 
-@dataclass
-class Launch:
-    """The events of one launch of the server (duck-types ParsedLog for `startup_phases`)."""
-
-    events: list[Event]
-    start: int
-    end: int
-    launches: int  # how many launches the log holds
+def rel_s(ts: datetime | None, t0: datetime | None) -> float | None:
+    """Seconds from t0; None when either is missing or one is time-only (year 1900) and the other dated."""
+    if ts is None or t0 is None or (ts.year > 1900) != (t0.year > 1900):
+        return None
+    return (ts - t0).total_seconds()
 
 
-def last_launch(log: ParsedLog) -> Launch:
-    """The last launch that has startup phases (else the last launch). Logs that hold several
-    launch attempts must not pair a phase's begin in one attempt with its end in the next."""
-    from logparse.engine.core import run_segments  # engine imports the views, which import this module
+def phase_end_s(p: Phase, t0: datetime | None) -> float | None:
+    """When a complete phase ended, in seconds from t0 (its start plus the printed elapsed time when
+    SGLang printed one: more precise than one-second timestamps)."""
+    if not p.complete:
+        return None
+    start, end, dur = rel_s(p.start, t0), rel_s(p.end, t0), p.duration_s
+    if start is not None and dur is not None:
+        return start + dur
+    return end
 
-    segments = run_segments(log)
-    chosen: Launch | None = None
-    for a, b in segments:
-        launch = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
-        if startup_phases(launch):  # type: ignore[arg-type]
-            chosen = launch
-    if chosen is None:
-        a, b = segments[-1]
-        chosen = Launch([e for e in log.events if a <= e.line <= b], a, b, len(segments))
-    return chosen
+
+def slowest_rank(phases: dict[str, list[Phase]], t0: datetime | None) -> str | None:
+    """The scheduler rank whose start-up ended last (the one the others waited for); without
+    timestamps, the rank with the most time in logged phases. None with fewer than two ranks."""
+    from logparse.run.ranks import rank_key
+
+    ranks = {r: p for r, p in phases.items() if r != MAIN and p}
+    ends: dict[str, float] = {}
+    for rank, plist in ranks.items():
+        done = [x for p in plist if (x := phase_end_s(p, t0)) is not None]
+        if done:
+            ends[rank] = max(done)
+    if len(ends) >= 2:
+        return max(ends, key=lambda r: (ends[r], rank_key(r)))
+    totals = {r: sum(p.duration_s or 0.0 for p in plist) for r, plist in ranks.items()}
+    if len(totals) < 2 or not any(totals.values()):
+        return None
+    return max(totals, key=lambda r: (totals[r], rank_key(r)))
+
+
+def last_launch(log: ParsedLog) -> Any:
+    """The last launch attempt that has startup phases (else the last attempt): see `Run.startup_launch`."""
+    from logparse.run.model import run_of
+
+    return run_of(log).startup_launch

@@ -1,0 +1,90 @@
+"""The outcome of one launch attempt, from its findings and its lifecycle (run model).
+
+outcome ∈ ready, serving, stopped, crashed-at-startup, crashed-while-serving, hung, incomplete, or
+None when the text cannot tell (a crash in the request loop with no sign of serving before it may
+have been the warmup request; an attempt with only consequences may have crashed or stopped).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from logparse.engine.roles import declared_stage, role_of
+from logparse.engine.rootcause import pick_root
+from logparse.model.events import ExceptionLine, Severity, Traceback
+from logparse.model.findings import Finding
+from logparse.run.launches import within
+from logparse.run.stage import traceback_phase
+from logparse.run.vocab import FATAL_EVENTS
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+    from logparse.run.model import Lifecycle
+
+
+def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -> str | None:
+    """The outcome of the attempt `lc`, given all its findings (consequences included) and its root."""
+    log = lc.log
+    start, end = lc.launch.first_line, lc.launch.last_line
+    top = [f for f in every if not f.consequence]
+    errors = [f for f in top if f.severity == Severity.ERROR]
+    if not any(f is root for f in errors):
+        root = pick_root(errors)
+    if root is not None and role_of(root).hang:
+        return "hung"
+    failing = [f for f in every if f.severity == Severity.ERROR or f.consequence]
+    crash = crash_line(log, failing, start, end)
+    if crash is not None:
+        return _crash_outcome(lc, root, failing, crash)
+    if failing:
+        # An error or a consequence with no visible crash (a sizing warning, a peer's reset): the
+        # excerpt does not show whether the run went on, crashed or stopped.
+        return None
+    if lc.up_line is not None:
+        if lc.shutdown_line is not None:
+            return "stopped"
+        return "serving" if lc.serving else "ready"
+    return "incomplete" if lc.startup_seen else None
+
+
+def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> int | None:
+    """The first line that shows a process died: a fatal line, or an exception that an
+    error/consequence finding explains."""
+    lines = [e.line for e in within(log.of(*FATAL_EVENTS), start, end)]
+    claimed = {n for f in failing for n in f.claims}
+    for e in within(log.of(Traceback, ExceptionLine), start, end):
+        if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
+            lines.append(e.line)
+    lines.extend(f.first_line for f in failing if role_of(f).crash)
+    return min(lines) if lines else None
+
+
+def _fatal_traceback(tb: Traceback) -> bool:
+    """A traceback that ends a process even when no rule explains it: printed by a process's crash
+    handler (`Scheduler hit an exception`, `Process SpawnProcess-1:`) or raised during startup."""
+    return bool(tb.process) or traceback_phase(tb) == "startup"
+
+
+def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback | None:
+    for tb in log.of(Traceback):
+        if (tb.line in f.claims) if f is not None else (tb.line <= crash <= (tb.end_line or tb.line)):
+            return tb  # type: ignore[no-any-return]
+    return None
+
+
+def crash_stage(tb: Traceback | None) -> str:
+    """startup / serving / unknown from a traceback's frames (see run.stage.traceback_phase)."""
+    return "unknown" if tb is None else traceback_phase(tb)
+
+
+def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], crash: int) -> str | None:
+    cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
+    stage = crash_stage(_crash_traceback(lc.log, cause, crash))
+    hint = declared_stage(cause)
+    if stage == "startup" or (stage == "unknown" and hint == "startup"):
+        return "crashed-at-startup"
+    if hint == "served" or lc.up_before(crash):
+        return "crashed-while-serving"
+    if stage == "serving":
+        return None  # the request loop's first batch may have been the warmup request
+    return "crashed-at-startup" if lc.startup_seen else None

@@ -1,0 +1,288 @@
+"""Facts in the corpus vocabulary (shared/corpus/README.md, "Facts vocabulary"): what the log states
+about failures, start-up, serving, distributed set-up and benchmarks — only the keys it states."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from logparse.model.events import (
+    BatchDump,
+    BenchOneBatchResult,
+    BenchServingResult,
+    CaptureEnd,
+    CppTerminate,
+    Event,
+    ExceptionHeader,
+    ExitCode,
+    GraphKind,
+    JitCompile,
+    KnownMessage,
+    KvCacheAllocated,
+    NcclLog,
+    NcclVersion,
+    NcclWatchdogTimeout,
+    ProfiledTokensExceeded,
+    Retraction,
+    SchedulerLimits,
+    SglangWatchdog,
+    Traceback,
+    WeightLoadEnd,
+)
+from logparse.model.lazyre import lazy_compile
+from logparse.parsing import colstats
+from logparse.parsing.records import root_exception
+from logparse.run.ranks import is_sglang_rank
+from logparse.run.serving import _max, _mean, _num
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+
+
+class FactsView:
+    """The `facts` of one parsed log (a mixin of `Views`; needs its configuration and readiness)."""
+
+    log: ParsedLog
+    ranks: list[str]
+    tp_size: int | None
+    dp_size: int | None
+    ready: bool | None
+    tracebacks: list[Traceback]
+    cuda_graph_max_bs: int | None
+
+    def facts(self) -> dict[str, Any]:
+        """Facts in the corpus vocabulary, only those the log states."""
+        out: dict[str, Any] = {}
+        log = self.log
+        if self.ranks:
+            out["ranks"] = self.ranks
+        if self.tp_size is not None:
+            out["tp_size"] = self.tp_size
+        if self.dp_size is not None:
+            out["dp_size"] = self.dp_size
+        self._failure_facts(out)
+        if self.ready is not None:
+            out["ready"] = self.ready
+        self._startup_facts(out)
+        self._serving_facts(out)
+        self._distributed_facts(out)
+        benches = log.of(BenchServingResult)
+        if benches:
+            out["bench"] = benches[0].fields if len(benches) == 1 else benches[-1].fields
+            if len(benches) > 1:
+                out["bench_runs"] = [b.fields for b in benches]
+        one = log.of(BenchOneBatchResult)
+        if one:
+            # bench_one_batch runs a warmup pass first; the measured run is the benchmark one.
+            measured = [b for b in one if b.fields.get("phase") == "benchmark"] or one
+            out["bench_one_batch"] = measured[-1].fields
+        return out
+
+    def _by_rank_or_list(self, events: list[Any], attr: str) -> dict[str, Any] | list[Any] | None:
+        values = [(e.rank, getattr(e, attr)) for e in events if getattr(e, attr) is not None]
+        if not values:
+            return None
+        if all(r for r, _ in values):
+            out: dict[str, Any] = {}
+            for r, v in values:
+                out.setdefault(r, v)
+            return out
+        return [v for _, v in values]
+
+    def _startup_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        ends = log.of(CaptureEnd)
+        target = [e for e in ends if e.graph_kind in (GraphKind.TARGET, GraphKind.VERIFY)]
+        draft = [e for e in ends if e.graph_kind == GraphKind.DRAFT]
+        if (v := self._by_rank_or_list(target, "elapsed_s")) is not None:
+            out["cuda_graph_capture_s"] = v
+        if (v := self._by_rank_or_list(draft, "elapsed_s")) is not None:
+            out["draft_cuda_graph_capture_s"] = v
+        if (bs := self.cuda_graph_max_bs) is not None:
+            out["cuda_graph_max_bs"] = bs
+        limits = log.of(SchedulerLimits)
+        kv = log.of(KvCacheAllocated)
+        if limits and limits[0].max_total_num_tokens is not None:
+            out["kv_cache_tokens"] = limits[0].max_total_num_tokens
+        elif kv and kv[0].tokens is not None:
+            out["kv_cache_tokens"] = kv[0].tokens
+        if limits:
+            if limits[0].max_running_requests is not None:
+                out["max_running_requests"] = limits[0].max_running_requests
+            if limits[0].context_len is not None:
+                out["context_len"] = limits[0].context_len
+        prof = log.of(ProfiledTokensExceeded)
+        if prof:
+            out["profiled_max_total_tokens"] = prof[0].profiled
+        wl = log.of(WeightLoadEnd)
+        if (v := self._by_rank_or_list(wl, "mem_usage_gb")) is not None:
+            out["weight_mem_usage_gb"] = v
+        if (v := self._by_rank_or_list(wl, "avail_mem_gb")) is not None:
+            out["avail_mem_after_weights_gb"] = v
+        jit = self.jit_compile_s
+        if jit is not None:
+            out["jit_compile_s"] = jit
+
+    @cached_property
+    def jit_compile_s(self) -> float | None:
+        begins: dict[tuple[str, str], Any] = {}
+        longest: float | None = None
+        for e in self.log.of(JitCompile):
+            key = (e.library, e.name)
+            if e.stage == "begin":
+                begins[key] = e
+            elif key in begins and e.ts is not None and begins[key].ts is not None:
+                gap = (e.ts - begins.pop(key).ts).total_seconds()
+                longest = gap if longest is None else max(longest, gap)
+        return round(longest, 2) if longest is not None else None
+
+    def _serving_facts(self, out: dict[str, Any]) -> None:
+        d, p = self.log.decode, self.log.prefill
+        if len(d):
+            out["decode_lines"] = len(d)
+        if len(p):
+            out["prefill_lines"] = len(p)
+        if len(d):
+            if (v := _mean(d.cols["accept_len"])) is not None:
+                out["accept_len_mean"] = v
+            if (v := _mean(d.cols["accept_rate"])) is not None:
+                out["accept_rate_mean"] = v
+            if (v := _max(d.cols["gen_throughput"])) is not None:
+                out["gen_throughput_max"] = _num(v)
+            out["cuda_graph_false_lines"] = colstats.count_equal(d.cols["cuda_graph"], 0.0)
+        both = [c for c in (d, p) if len(c)]
+        for key, col in (("token_usage_max", "token_usage"), ("queue_req_max", "queue"), ("running_req_max", "running")):
+            v = _max([m for c in both if (m := _max(c.cols[col])) is not None])
+            if v is not None:
+                out[key] = _num(v)
+        mamba = _max([m for c in both if (m := _max(c.column("mamba_usage"))) is not None])
+        if mamba is not None:
+            out["mamba_usage_max"] = _num(mamba)
+        retractions = self.log.of(Retraction)
+        if retractions:
+            out["retractions"] = len(retractions)
+
+    def _distributed_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        versions = [e.version for e in log.of(NcclVersion)] + [e.version for e in log.of(NcclLog) if e.version]
+        if versions:
+            out["nccl_version"] = versions[0]
+        nranks = [e.nranks for e in log.of(NcclLog) if e.nranks]
+        if nranks:
+            out["nccl_nranks"] = max(nranks)
+        wd = self.nccl_watchdog_timeouts
+        if wd:
+            w = wd[0]
+            nt = {"op": w.op, "timeout_ms": w.timeout_ms, "seq": w.seq, "rank": w.nccl_rank}
+            out["nccl_timeout"] = {k: v for k, v in nt.items() if v is not None}
+        else:
+            for t in log.of(CppTerminate):
+                m = re.search(r"\bRank (\d+)\]", t.what)
+                if m:
+                    out["nccl_timeout"] = {"rank": int(m.group(1))}
+                    break
+        sw = log.of(SglangWatchdog)
+        if sw and sw[0].timeout_s is not None:
+            out["watchdog_timeout_s"] = _num(sw[0].timeout_s)
+        bd = [e.batch_size for e in log.of(BatchDump) if e.batch_size is not None]
+        if bd:
+            out["watchdog_batch_size"] = bd[0]
+
+    @cached_property
+    def nccl_watchdog_timeouts(self) -> list[NcclWatchdogTimeout]:
+        """The torch NCCL watchdog lines, with the tail of a hard-wrapped line (the next line,
+        `…Timeout(ms)=600000) ran for … milliseconds`) merged back into its head."""
+        from dataclasses import replace
+
+        tails = {e.line: e for e in self.log.of(KnownMessage) if e.code == "nccl-watchdog-tail"}
+        out = []
+        for w in self.log.of(NcclWatchdogTimeout):
+            tail = tails.get(w.line + 1)
+            if tail is not None and w.timeout_ms is None:
+                w = replace(w, end_line=tail.line, timeout_ms=tail.fields.get("timeout_ms"),
+                            ran_ms=tail.fields.get("ran_ms"))
+            out.append(w)
+        return out
+
+    # ------------------------------------------------------------------ failure facts
+
+    @cached_property
+    def first_error(self) -> Event | None:
+        """The first error-shaped event of the log (traceback, exception header, watchdog, …)."""
+        errors = [e for e in self.log.events if isinstance(e, (Traceback, ExceptionHeader, SglangWatchdog,
+                                                                 NcclWatchdogTimeout, CppTerminate))]
+        return errors[0] if errors else None
+
+    def _failure_facts(self, out: dict[str, Any]) -> None:
+        log = self.log
+        errors = [e for e in log.events if isinstance(e, (Traceback, ExceptionHeader, SglangWatchdog,
+                                                            NcclWatchdogTimeout, CppTerminate, BatchDump))]
+        ranked = [e for e in errors if e.rank and is_sglang_rank(e)]
+        if ranked:
+            out["first_error_rank"] = ranked[0].rank
+        tbs = self.tracebacks
+        exc_type = None
+        messages: list[str] = []
+        for tb in tbs:
+            etype, _msg = root_exception(tb)
+            if etype and exc_type is None:
+                exc_type = etype
+            messages.append(tb.message)
+            messages.extend(m for _, m in tb.chain)
+        if exc_type is None:
+            for t in log.of(CppTerminate):
+                if t.exc_type:
+                    exc_type = t.exc_type
+                    break
+        if exc_type:
+            out["exception_type"] = exc_type
+        text = "\n".join(messages)
+        for e in log.of(ExitCode):
+            out["exit_code"] = e.code
+            break
+        else:
+            m = re.search(r"exit code:? (-?\d+)", text)
+            if m:
+                out["exit_code"] = int(m.group(1))
+        m = re.search(r"\[Errno (\d+)\]", text)
+        if m:
+            out["errno"] = int(m.group(1))
+        m = re.search(r"res=<Response \[(\d{3})\]>", text)
+        if m:
+            out["warmup_http_status"] = int(m.group(1))
+        oom = _oom_fields(text)
+        if oom:
+            out["oom"] = oom
+        m = re.search(r"\b(CUDA_ERROR_[A-Z_]+)\b", text)
+        if m:
+            out["cuda_error"] = m.group(1)
+        m = re.search(r"block_n = (\d+)", text)
+        if m:
+            out["quant_block"] = int(m.group(1))
+
+
+_OOM_GPU = lazy_compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
+_OOM_GPU_CUT = lazy_compile(r"GPU (\d+) has a total capacity")
+_OOM_TRIED = lazy_compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
+_OOM_FREE = lazy_compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
+
+
+def _oom_fields(text: str) -> dict[str, Any]:
+    if "out of memory" not in text.lower():
+        return {}
+    out: dict[str, Any] = {}
+    if m := _OOM_GPU.search(text):
+        out["gpu"] = int(m.group(1))
+        out["total_capacity_gib"] = float(m.group(2))
+    elif m := _OOM_GPU_CUT.search(text):
+        out["gpu"] = int(m.group(1))
+    if m := _OOM_TRIED.search(text):
+        out["tried_to_allocate_mib"] = _to_mib(float(m.group(1)), m.group(2))
+    if m := _OOM_FREE.search(text):
+        out["free_mib"] = _to_mib(float(m.group(1)), m.group(2))
+    return out
+
+
+def _to_mib(value: float, unit: str) -> float:
+    return round(value * {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}[unit], 2)

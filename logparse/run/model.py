@@ -1,0 +1,163 @@
+"""The run model: a log → launch attempts → per-rank lifecycle (phases, readiness, traffic) per attempt.
+
+Every consumer (rules, engine, text and JSON summaries, the report) reads run facts from here, so
+each fact has one owner: `run_of(log)` computes the model once per parsed log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from logparse.model.events import Event
+from logparse.run.launches import Launch, launch_at, launch_attempts
+from logparse.run.readiness import ready_event, shutdown_after, startup_evidence, traffic_line
+from logparse.run.timeline import Phase, rel_s, slowest_rank, startup_phases
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+
+
+@dataclass
+class Lifecycle:
+    """What one launch attempt went through: phases per rank, readiness, traffic, shutdown."""
+
+    launch: Launch
+
+    @property
+    def log(self) -> ParsedLog:
+        return self.launch.log
+
+    @cached_property
+    def phases(self) -> dict[str, list[Phase]]:
+        """Startup phases by rank key (rank tag, or 'main'), each list in phase order."""
+        return startup_phases(self.launch)  # type: ignore[arg-type]
+
+    @cached_property
+    def t0(self) -> datetime | None:
+        """The attempt's first dated timestamp (else its first time-only one)."""
+        stamps = [e.ts for e in self.launch.events if e.ts is not None]
+        return next((t for t in stamps if t.year > 1900), stamps[0] if stamps else None)
+
+    @cached_property
+    def ready_event(self) -> Event | None:
+        return ready_event(self.log, self.launch.first_line, self.launch.last_line)
+
+    @property
+    def ready_line(self) -> int | None:
+        return self.ready_event.line if self.ready_event is not None else None
+
+    @cached_property
+    def traffic_line(self) -> int | None:
+        return traffic_line(self.log, self.launch.first_line, self.launch.last_line)
+
+    @cached_property
+    def startup_seen(self) -> bool:
+        return startup_evidence(self.log, self.launch.first_line, self.launch.last_line)
+
+    @cached_property
+    def up_line(self) -> int | None:
+        """The first line that shows the server up: readiness or traffic, whichever came first."""
+        lines = [x for x in (self.ready_line, self.traffic_line) if x is not None]
+        return min(lines) if lines else None
+
+    @cached_property
+    def shutdown_line(self) -> int | None:
+        """The first shutdown line after the server was up."""
+        up = self.up_line
+        return None if up is None else shutdown_after(self.log, up, self.launch.last_line)
+
+    def up_before(self, line: int) -> bool:
+        """Whether the attempt was ready or serving before `line` (e.g. a crash)."""
+        return self.up_line is not None and self.up_line <= line
+
+    @property
+    def ready(self) -> bool | None:
+        """True if the attempt reached readiness or served; False if it was starting and never did;
+        None when the lines cannot tell (benchmark output, an excerpt of other messages)."""
+        if self.up_line is not None:
+            return True
+        return False if self.startup_seen else None
+
+    @property
+    def serving(self) -> bool:
+        return self.traffic_line is not None
+
+    @property
+    def time_to_ready_s(self) -> float | None:
+        e = self.ready_event
+        t = rel_s(e.ts, self.t0) if e is not None else None
+        return None if t is None else round(t, 2)
+
+    @cached_property
+    def slowest_rank(self) -> str | None:
+        return slowest_rank(self.phases, self.t0)
+
+
+@dataclass
+class Run:
+    """One log's run: its launch attempts in file order and each attempt's lifecycle."""
+
+    log: ParsedLog
+
+    @cached_property
+    def launches(self) -> list[Launch]:
+        return launch_attempts(self.log)
+
+    @cached_property
+    def lifecycles(self) -> list[Lifecycle]:
+        return [Lifecycle(launch) for launch in self.launches]
+
+    @property
+    def last(self) -> Lifecycle:
+        """The last attempt: the file's outcome, readiness and root cause are its."""
+        return self.lifecycles[-1]
+
+    @cached_property
+    def startup(self) -> Lifecycle:
+        """The last attempt that shows start-up phases (else the last attempt): the start-up table.
+        Phases of one attempt are never paired with those of another."""
+        with_phases = [lc for lc in self.lifecycles if lc.phases]
+        return with_phases[-1] if with_phases else self.last
+
+    @property
+    def startup_launch(self) -> Launch:
+        return self.startup.launch
+
+    @property
+    def ready(self) -> bool | None:
+        return self.last.ready
+
+    def launch_at(self, line: int) -> Launch:
+        """The attempt a line belongs to."""
+        return launch_at(self.launches, line)
+
+    def lifecycle_at(self, line: int) -> Lifecycle:
+        return self.lifecycles[self.launch_at(line).index - 1]
+
+    def segments(self) -> list[tuple[int, int]]:
+        """(first line, last line) of each attempt."""
+        return [(x.first_line, x.last_line) for x in self.launches]
+
+
+def run_of(log: ParsedLog) -> Run:
+    """The run model of a parsed log, computed once and kept with it."""
+    cached: Any = log.derived.get("run")
+    if cached is None or cached.log is not log:
+        cached = log.derived["run"] = Run(log)
+    return cached  # type: ignore[no-any-return]
+
+
+def run_segments(log: ParsedLog) -> list[tuple[int, int]]:
+    """(first line, last line) of each launch attempt of the log."""
+    return run_of(log).segments()
+
+
+def segment_of(segments: list[tuple[int, int]], line: int) -> tuple[int, int]:
+    """The (first, last) segment that holds `line` (the last one for lines past every segment)."""
+    for a, b in segments:
+        if a <= line <= b:
+            return a, b
+    return segments[-1]

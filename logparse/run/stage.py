@@ -1,0 +1,50 @@
+"""Where in a server's life a traceback was raised: start-up, serving, or unknown (from its frames)."""
+
+from __future__ import annotations
+
+from logparse.model.events import Traceback
+from logparse.model.lazyre import lazy_compile
+
+# Exception messages that only occur while a server starts (weights, KV pool sizing, imports).
+_STARTUP_MESSAGES = lazy_compile(
+    r"_scale'|k_scale|v_scale|Not enough memory\. Please try to increase --mem-fraction-static|"
+    r"is not divisible by weight quantization|scheduler died during initialization|Initialization failed|"
+    r"could not import|No module named|undefined symbol|Capture cuda graph failed|Capture .*graph failed"
+)
+# Frames whose presence places a traceback in server start-up or in the serving loop.
+_STARTUP_FUNCS = frozenset({
+    "__init__", "from_pretrained", "load_weights", "_bootstrap_scheduler", "load_weights_and_postprocess",
+    "get_model", "init_model_worker", "init_cuda_graphs", "init_all_cuda_graphs", "load_model", "initialize",
+    "init_memory_pool", "init_torch_distributed", "_launch_subprocesses", "wait_for_ready",
+    "_wait_for_scheduler_ready", "launch_server", "_wait_and_warmup", "init_device_graphs",
+    "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
+})
+_PROCESS_ENTRY_FUNCS = frozenset({
+    "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",
+})
+_SERVING_FUNCS = frozenset({
+    "event_loop_normal", "event_loop_overlap", "event_loop_pp", "run_batch", "forward_batch_generation",
+    "process_input_requests", "loop_for_forward", "exposed_step", "forward_step", "process_batch_result",
+    "handle_generate_request", "self_check_during_idle", "forward_decode_batch", "forward_prefill_batch",
+})
+
+
+def traceback_phase(tb: Traceback) -> str:
+    """'startup', 'serving' or 'unknown', from the frames and the header."""
+    if tb.process == "warmup":
+        return "startup"
+    funcs = [f.func for f in tb.frames if f.func]
+    if any(f in _SERVING_FUNCS for f in funcs):
+        return "serving"
+    if any(f in _STARTUP_FUNCS for f in funcs):
+        return "startup"
+    # A child process builds its manager, then enters its loop: an exception raised in the
+    # process function itself (the innermost frame, with no loop frame below) came before serving.
+    if tb.exc_type and funcs and funcs[-1] in _PROCESS_ENTRY_FUNCS:
+        return "startup"
+    if funcs and funcs[-1] == "<module>":
+        return "startup"
+    messages = [tb.message, *(m for _, m in tb.chain)]
+    if any(_STARTUP_MESSAGES.search(m or "") for m in messages):
+        return "startup"
+    return "unknown"
