@@ -1,0 +1,108 @@
+"""illegal-memory-access: a GPU kernel fault (illegal address, device assert, launch failure) that
+no more specific rule explains, with the backend its traceback goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.model.events import Event, Severity
+from logparse.model.findings import Finding
+from logparse.model.text import mask_numbers, short
+from logparse.rules.context import RuleContext
+from logparse.rules.errors import Found, find_message
+from logparse.rules.frames import first_sglang_frame
+from logparse.rules.registry import rule
+
+# The backends a fault's traceback can go through, most specific first: (name, the flag that
+# switches away from it, alternatives — each a set of words that must occur on one line of the
+# traceback's text, lower-cased: file and function names of that backend).
+BACKENDS: tuple[tuple[str, str, tuple[tuple[str, ...], ...]], ...] = (
+    ("DeepGEMM", "`SGLANG_ENABLE_JIT_DEEPGEMM=0`", (("deep_gemm",), ("deepgemm",))),
+    ("FlashInfer sampling", "`--sampling-backend pytorch`",
+     (("flashinfer", "sampling"), ("sampling_from_probs",), ("top_k_top_p",))),
+    ("custom all-reduce", "`--disable-custom-all-reduce`", (("custom_all_reduce",), ("custom_ar",))),
+    ("FlashInfer", "`--attention-backend triton` (or `fa3` on Hopper)", (("flashinfer",),)),
+    ("FlashAttention", "`--attention-backend flashinfer`", (("flashattention",), ("flash_attn",), ("fa3",))),
+    ("Triton attention", "`--attention-backend flashinfer`",
+     (("triton_backend",), ("triton_ops",), ("extend_attention",), ("decode_attention",))),
+    ("MoE runner", "`--moe-runner-backend triton`", (("fused_moe",), ("moe_runner",), ("cutlass_moe",))),
+    ("CUDA graph replay", "`--disable-cuda-graph` (to confirm)", (("cuda_graph_runner",), ("graph_runner",))),
+)
+MAX_LONE_EVIDENCE = 16  # device asserts print once per faulting thread: cite the first few
+
+
+def backend_of(text: str) -> tuple[str, str] | None:
+    """(backend, flag) of the first backend whose names occur in the fault's text."""
+    lines = text.lower().splitlines()
+    for name, flag, alternatives in BACKENDS:
+        if any(all(word in line for word in words) for line in lines for words in alternatives):
+            return name, flag
+    return None
+
+
+def _fault(hit: Found) -> str:
+    return str(hit.fields.get("fault") or hit.text)
+
+
+@rule(code="KRN003", name="illegal-memory-access", family="kernels", severity=Severity.ERROR,
+      needs=("tracebacks",), fallback=True, follow_on=True)
+def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
+    """A GPU kernel faulted (illegal memory access, device-side assert, launch failure).
+
+    **What it means**
+    A kernel accessed memory it does not own or hit a device assertion: `CUDA error: an illegal memory
+    access was encountered`, `device-side assert triggered`, `CUDA_ERROR_LAUNCH_FAILED`. This rule
+    reports the faults that no more specific rule (e.g. `deepgemm-scale-format`) explains.
+
+    **Why it matters**
+    The CUDA context is unusable after such a fault: the scheduler dies and the server with it. CUDA
+    reports errors asynchronously, so the frame shown may not be the faulty kernel.
+
+    **Example**
+    ```
+    RuntimeError: CUDA error: an illegal memory access was encountered
+    CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+    For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+    ```
+
+    **Fix**
+    Switch the backend named in the traceback (attention / MoE / sampling backend), rerun with
+    `CUDA_LAUNCH_BLOCKING=1` to locate the kernel, and report it upstream with the traceback.
+    """
+    hits = find_message(ctx, "cuda-kernel-fault")
+    # Lone lines (torch prints a device assert once per faulting thread): one finding per message.
+    lone: dict[str, list[Found]] = {}
+    for hit in hits:
+        if hit.traceback is None:
+            lone.setdefault(mask_numbers(_fault(hit)), []).append(hit)
+    firsts = {id(group[0]) for group in lone.values()}
+    for hit in hits:
+        if hit.traceback is None and id(hit) not in firsts:
+            continue
+        tb = hit.traceback
+        blob = hit.text + "\n" + (ctx.traceback_text(tb) if tb is not None else "")
+        found = backend_of(blob)
+        data: dict[str, Any] = {"fault": _fault(hit)}
+        where = first_sglang_frame(tb)
+        if found:
+            backend, flag = found
+            data["backend"] = backend
+            remedy = (f"switch away from {backend}: {flag}; rerun with `CUDA_LAUNCH_BLOCKING=1` to confirm the kernel "
+                      "and report it upstream with this traceback")
+        else:
+            attn = ctx.views.arg("attention_backend")
+            data["backend"] = None
+            remedy = ("rerun with `CUDA_LAUNCH_BLOCKING=1` to find the faulting kernel (the traceback does not name a "
+                      "backend), then switch that backend (e.g. `--attention-backend "
+                      f"{'triton' if attn != 'triton' else 'flashinfer'}`) and report it upstream")
+        message = f"GPU kernel fault: {short(_fault(hit), 120)}" + (f" in {where}" if where else "")
+        if found:
+            message += f" (the traceback goes through {found[0]})"
+        events: list[Event] = [hit.event]
+        if tb is None:
+            group = lone[mask_numbers(_fault(hit))]
+            events = [h.event for h in group[:MAX_LONE_EVIDENCE]]
+            if len(group) > 1:
+                data["lines"] = len(group)
+        yield ctx.finding("illegal-memory-access", message, remedy, events=events, data=data)
