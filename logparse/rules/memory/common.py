@@ -1,0 +1,69 @@
+"""Numbers the memory rules share: the static fraction in effect, per-rank weight-load memory, limits."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from logparse.model.events import Event, SchedulerLimits, WeightLoadBegin, WeightLoadEnd
+from logparse.rules.context import RuleContext
+
+
+def num(v: Any) -> float | None:
+    """A real number (not a bool, not NaN), else None."""
+    return (
+        float(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+        else None
+    )
+
+
+def round_up(x: float, step: float = 0.01) -> float:
+    return round(math.ceil(round(x / step, 6)) * step, 2)
+
+
+def current_fraction(ctx: RuleContext, stated: Any = None) -> float | None:
+    """--mem-fraction-static in effect: as an error message stated it (`stated`, a catalog field),
+    else server_args / the command."""
+    return num(stated) if num(stated) is not None else num(ctx.views.arg("mem_fraction_static"))
+
+
+def for_rank(events: list[Any], rank: str | None) -> Any:
+    same = [e for e in events if e.rank == rank]
+    return (same or events or [None])[0]
+
+
+def _weight_load(ctx: RuleContext, rank: str | None) -> tuple[Any, Any]:
+    end = for_rank([e for e in ctx.log.of(WeightLoadEnd) if not e.committed_after_capture], rank)
+    begin = for_rank(ctx.log.of(WeightLoadBegin), rank)
+    return begin, end
+
+
+def memory_numbers(ctx: RuleContext, rank: str | None) -> dict[str, float]:
+    """Weights and free memory around weight loading, from `Load weight begin/end` (per rank)."""
+    out: dict[str, float] = {}
+    begin, end = _weight_load(ctx, rank)
+    if end is not None and end.mem_usage_gb is not None:
+        out["weights_gb"] = end.mem_usage_gb
+    if end is not None and end.avail_mem_gb is not None:
+        out["avail_after_weights_gb"] = end.avail_mem_gb
+    if begin is not None and begin.avail_mem_gb is not None:
+        out["avail_before_weights_gb"] = begin.avail_mem_gb
+    elif "weights_gb" in out and "avail_after_weights_gb" in out:
+        out["avail_before_weights_gb"] = round(out["weights_gb"] + out["avail_after_weights_gb"], 2)
+    return out
+
+
+def weight_events(ctx: RuleContext, rank: str | None) -> list[Event]:
+    """The `Load weight begin/end` lines whose numbers a memory computation used."""
+    return [e for e in _weight_load(ctx, rank) if e is not None]
+
+
+def limits(ctx: RuleContext) -> SchedulerLimits | None:
+    found = ctx.log.of(SchedulerLimits)
+    return found[0] if found else None
+
+
+def int_arg(ctx: RuleContext, name: str) -> int | None:
+    v = ctx.views.arg(name)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
