@@ -40,8 +40,10 @@ def kv_pool_advice(
         f"--mem-fraction-static must be above {need:.3f} to leave any room for the KV cache"
     )
     steps = [
-        f"KV pool = avail_after_weights − avail_before_weights × (1 − f) = {after:.2f} − {before:.2f} × (1 − f) GB, "
-        f"> 0 only for f > {used:.2f} / {before:.2f} = {need:.3f}"
+        (
+            f"KV pool = avail_after_weights − avail_before_weights × (1 − f) = {after:.2f} − {before:.2f} × (1 − f) GB, "
+            f"> 0 only for f > {used:.2f} / {before:.2f} = {need:.3f}"
+        )
     ]
     target = need + 0.05  # room for a minimal pool beyond the weights
     if current is not None and profiled and requested:
