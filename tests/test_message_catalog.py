@@ -38,9 +38,11 @@ def test_declared_fields_are_named_groups(spec) -> None:  # type: ignore[no-unty
 
 def test_every_code_a_rule_asks_for_exists() -> None:
     asked: set[str] = set()
-    for path in RULES.glob("*.py"):
+    for path in RULES.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        asked |= set(re.findall(r"""\b(?:messages|match|has_message)\(\s*["']([a-z0-9-]+)["']""", text))
+        asked |= set(re.findall(r"""\b(?:messages|message_lines|match|collect|occurrences|has_message)\(\s*["']([a-z0-9-]+)["']""",
+                                text))
+        asked |= set(re.findall(r"""\b(?:find_message|warnings_with)\(\s*ctx,\s*["']([a-z0-9-]+)["']""", text))
     missing = sorted(c for c in asked if c not in CAT)
     assert not missing, f"rules ask for codes the catalog lacks: {missing}"
 

@@ -211,3 +211,83 @@ def test_tcpstore_resets_after_a_graceful_shutdown_are_teardown(tmp_path: Path) 
     a = analyze(write(tmp_path, log))
     assert "other-rank-failed" not in a.fired()
     assert a.outcome == "stopped"
+
+
+# --------------------------------------------------------------------------- families seen on unseen logs
+
+# torch ≥ 2.4 flight-recorder lines on two nodes (ranks 0–7 and 8–15): no watchdog line, no C++ abort.
+_DUMP_TWO_NODES = "\n".join([
+    "[2025-07-03 15:20:01 TP0] Decode batch, #running-req: 3, #token: 1520, token usage: 0.01, cuda graph: True, "
+    "gen throughput (token/s): 120.33, #queue-req: 0",
+    "[rank4]:[E703 15:37:17.178360488 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 4] Received a "
+    "dump signal due to a collective timeout from  rank 7 and we will try our best to dump the debug info. Last "
+    "enqueued NCCL work: 56118, last completed NCCL work: 56118.This is most likely caused by incorrect usages of "
+    "collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the "
+    "scheduled collective, for some reason, didn't run.",
+    "[rank7]:[E703 15:37:17.180116623 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 7] Received a "
+    "dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. "
+    "Last enqueued NCCL work: 56119, last completed NCCL work: 56117.",
+    "[rank12]:[E703 15:37:18.012345678 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 12] Received a "
+    "dump signal due to a collective timeout from  rank 7 and we will try our best to dump the debug info. Last "
+    "enqueued NCCL work: 56118, last completed NCCL work: 56118.",
+    "",
+])
+
+
+def test_nccl_timeout_from_flight_recorder_dump_signals_on_two_nodes(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, _DUMP_TWO_NODES))
+    f = only(a, "nccl-timeout")
+    nt = f.data["nccl_timeout"]
+    assert nt["dump_signal_ranks"] == [4, 7, 12]
+    assert nt["timed_out_ranks"] == [7]  # named by the others, and seen locally by rank 7 itself
+    assert nt["last_completed"] == 56117 and nt["last_enqueued"] == 56119
+    assert "rank(s) 7" in f.message and "56117" in f.message
+    assert {ev.line for ev in f.evidence} == {2, 3, 4}
+    assert a.root_cause is f
+
+
+def test_a_dump_signal_next_to_the_watchdog_line_is_the_same_timeout() -> None:
+    text = (FIXTURES / "nccl-timeout" / "bad.log").read_text(encoding="utf-8")
+    dump = _DUMP_TWO_NODES.splitlines()[2]
+    a = analyze_text_here(text + dump + "\n")
+    assert len([f for f in a.all_findings() if f.name == "nccl-timeout"]) == 1
+
+
+def analyze_text_here(text: str):  # type: ignore[no-untyped-def]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        return analyze(write(Path(d), text))
+
+
+# 0.1.x: the custom all-reduce kernel prints its CUDA error itself (CUDACHECK), then the worker dies.
+_OLD_CAR = "\n".join([
+    "[gpu_id=0] Init nccl begin.",
+    "[gpu_id=1] Init nccl begin.",
+    "Failed: Cuda error /tmp/pip-req-build-2ar9y_eb/csrc/custom_all_reduce.cuh:307 'peer access is not supported "
+    "between these two devices'",
+    "",
+])
+
+
+def test_old_custom_allreduce_cuda_error_line_is_an_error_finding(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, _OLD_CAR))
+    f = only(a, "custom-allreduce-unavailable")
+    assert f.severity == Severity.ERROR and f.data == {"reason": "peer-access"}
+    assert "custom all-reduce kernel failed" in f.message and "peer access is not supported" in f.message
+    assert "--disable-custom-all-reduce" in f.remedy
+    assert a.root_cause is f and a.outcome is not None
+
+
+def test_peer_access_in_a_traceback_is_reported_once(tmp_path: Path) -> None:
+    text = "\n".join([
+        "[2024-07-01 10:00:00 TP1] Exception in run_tp_server:",
+        "Traceback (most recent call last):",
+        f'  File "{SG}/distributed/device_communicators/custom_all_reduce.py", line 120, in __init__',
+        "    torch.cuda.synchronize()",
+        "RuntimeError: CUDA error: peer access is not supported between these two devices",
+        "",
+    ])
+    a = analyze(write(tmp_path, text))
+    f = only(a, "custom-allreduce-unavailable")
+    assert "Peer (P2P) access between the GPUs failed: RuntimeError" in f.message

@@ -151,12 +151,32 @@ class RuleContext:
             return [h for h in hits if h.line not in self.claimed]
         return list(hits)
 
+    def message_lines(self, code: str, *, unclaimed: bool = True) -> list[MessageHit]:
+        """One hit per kept line holding catalog message `code`, in file order, with the fields of
+        all its occurrences on that line merged (the first occurrence of a field wins)."""
+        out: dict[int, MessageHit] = {}
+        for h in self.messages(code, unclaimed=unclaimed):
+            prev = out.get(h.line)
+            if prev is None:
+                out[h.line] = MessageHit(code, h.line, dict(h.fields))
+            else:
+                for k, v in h.fields.items():
+                    prev.fields.setdefault(k, v)
+        return list(out.values())
+
     def match(self, code: str, text: str) -> dict[str, Any] | None:
         """The fields of catalog message `code` in a text the events carry (an exception message,
         a traceback's joined text), or None."""
         from logparse.grammar.messages import catalog
 
         return catalog()[code].match(text)
+
+    def occurrences(self, code: str, text: str) -> list[dict[str, Any]]:
+        """The fields of every occurrence of catalog message `code` in `text` (a line naming
+        several ports or ranks), in pattern order."""
+        from logparse.grammar.messages import catalog
+
+        return list(catalog()[code].finditer(text))
 
     def collect(self, code: str, text: str) -> dict[str, Any] | None:
         """The fields of every wording of catalog message `code` in `text`, merged (see

@@ -71,7 +71,7 @@ def find_message(ctx: RuleContext, codes: str | Sequence[str], *, include_claime
     if texts:
         lines: dict[int, tuple[str, dict[str, Any]]] = {}
         for code in wanted:
-            for h in ctx.messages(code, unclaimed=not include_claimed):
+            for h in ctx.message_lines(code, unclaimed=not include_claimed):
                 lines.setdefault(h.line, (code, h.fields))
         for no in sorted(lines):
             if no in covered:

@@ -1,0 +1,110 @@
+"""nccl-error: NCCL reported an error (communicator init or a collective failed; not a timeout)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.model.events import CppTerminate, Severity
+from logparse.model.findings import Finding
+from logparse.rules.context import RuleContext
+from logparse.rules.errors import first_match
+from logparse.rules.registry import rule
+
+# The NCCL result families (grammars/messages/distributed.toml), most specific first, with the kind
+# they report and what to check.
+_KINDS: tuple[tuple[str, str, str], ...] = (
+    ("nccl-error-system", "system", (
+        "a system call failed inside NCCL: often /dev/shm too small in a container (docker "
+        "`--shm-size 16g` or `--ipc=host`), the wrong network interface (`NCCL_SOCKET_IFNAME=<iface>`) "
+        "or a broken InfiniBand setup (test with `NCCL_IB_DISABLE=1`)")),
+    ("nccl-error-cuda", "cuda", (
+        "a CUDA call failed inside NCCL: P2P between these GPUs may be broken (test with "
+        "`NCCL_P2P_DISABLE=1`), or the driver / NCCL versions do not match")),
+    ("nccl-error-remote", "remote", (
+        "a peer went away or the network failed: check the other node's log first, then "
+        "`NCCL_SOCKET_IFNAME` and firewalls")),
+    ("nccl-error-internal", "internal", "an NCCL internal error: check that every rank runs the same NCCL version"),
+    ("nccl-error-usage", "usage", "NCCL was called inconsistently across ranks (mismatched collectives or device ids)"),
+)
+_CODES = tuple(code for code, _, _ in _KINDS)
+
+
+def _nccl_kind(ctx: RuleContext, text: str) -> tuple[str, str]:
+    m = first_match(ctx, _CODES, text)
+    if m is None:
+        return "unknown", "the log does not say which NCCL call failed"
+    kind, why = next((k, w) for c, k, w in _KINDS if c == m[0])
+    return kind, why
+
+
+def _is_timeout(ctx: RuleContext, text: str) -> bool:
+    return ctx.match("nccl-collective-timeout", text) is not None  # nccl-timeout's
+
+
+@rule(
+    code="DIST002",
+    name="nccl-error",
+    family="distributed",
+    severity=Severity.ERROR,
+    needs=("tracebacks",),
+    follow_on=True,
+)
+def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
+    """NCCL reported an error: communicator init failed or a collective failed (not a timeout).
+
+    **What it means**
+    An NCCL call returned an error: `NCCL error … unhandled system error` / `unhandled cuda error`,
+    `ncclSystemError`, `ncclInternalError`, `ncclRemoteError`, a failing `ncclCommInitRank`, or a
+    `DistBackendError` that is not a watchdog timeout.
+
+    **Why it matters**
+    Tensor-parallel ranks cannot talk to each other, so the server cannot start (init failures) or
+    dies mid-run. The message alone rarely says why; NCCL's own debug output does.
+
+    **Example**
+    ```
+    torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5
+    ```
+
+    **Fix**
+    Run with `NCCL_DEBUG=INFO` to see the failing call; then, by kind: shared memory (`--shm-size` /
+    `--ipc=host` in containers), the network interface (`NCCL_SOCKET_IFNAME`), InfiniBand
+    (`NCCL_IB_DISABLE=1` to test) or P2P (`NCCL_P2P_DISABLE=1` to test).
+    """
+    seen: set[int] = set()
+    for r in ctx.raised():
+        if r.event.line in seen or r.event.line in ctx.claimed or ctx.match("nccl-error", r.text) is None:
+            continue
+        if _is_timeout(ctx, r.text):
+            continue
+        seen.add(r.event.line)
+        kind, why = _nccl_kind(ctx, r.text)
+        data: dict[str, Any] = {"kind": kind, "exception_type": r.exc_type}
+        if version := (ctx.match("nccl-version", r.text) or {}).get("version"):
+            data["nccl_version"] = version
+        yield ctx.finding("nccl-error", f"NCCL error ({kind}): {r.exc_type}: {r.message.strip()[:220]}",
+                          f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}", events=[r.event], data=data)
+    for t in ctx.unclaimed(ctx.log.of(CppTerminate)):
+        if "DistBackendError" in (t.exc_type or "") or ctx.match("nccl-error", t.what) is not None:
+            nxt = [x for x in ctx.log.of(CppTerminate) if x.line == t.line + 1 and not x.exc_type]
+            text = " ".join([t.what] + [x.what for x in nxt])
+            if _is_timeout(ctx, text):
+                continue
+            kind, why = _nccl_kind(ctx, text)
+            yield ctx.finding(
+                "nccl-error",
+                f"NCCL error ({kind}): the process aborted with {t.exc_type or 'an exception'}"
+                + (f": {text.strip()[:200]}" if text.strip() else ""),
+                f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
+                events=[t, *nxt],
+                data={"kind": kind},
+            )
+    for hit in ctx.message_lines("nccl-error"):
+        text = ctx.text(hit.line)
+        if _is_timeout(ctx, text) or ctx.match("nccl-info-line", text) is not None:
+            continue
+        kind, why = _nccl_kind(ctx, text)
+        yield ctx.finding("nccl-error", f"NCCL error ({kind}): {text.strip()[:220]}",
+                          f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}", lines=[(hit.line, hit.line)],
+                          data={"kind": kind})
