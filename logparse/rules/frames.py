@@ -108,4 +108,4 @@ def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Trace
 
 def is_command_line(ctx: RuleContext, line: int) -> bool:
     """Whether the line is (part of) a pasted shell command, not something SGLang printed."""
-    return any(e.line == line for e in ctx.log.of(LaunchCommand))
+    return any(e.line <= line <= e.end_line for e in ctx.log.of(LaunchCommand))  # commands span lines
