@@ -216,20 +216,20 @@ def test_tcpstore_resets_after_a_graceful_shutdown_are_teardown(tmp_path: Path) 
 # --------------------------------------------------------------------------- families seen on unseen logs
 
 # torch ≥ 2.4 flight-recorder lines on two nodes (ranks 0–7 and 8–15): no watchdog line, no C++ abort.
-_DUMP_TWO_NODES = "\n".join([
-    "[2025-07-03 15:20:01 TP0] Decode batch, #running-req: 3, #token: 1520, token usage: 0.01, cuda graph: True, "
-    "gen throughput (token/s): 120.33, #queue-req: 0",
-    "[rank4]:[E703 15:37:17.178360488 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 4] Received a "
+_DUMP_TWO_NODES = "\n".join([  # noqa: FLY002 — one log line per item
+    ("[2025-07-03 15:20:01 TP0] Decode batch, #running-req: 3, #token: 1520, token usage: 0.01, cuda graph: True, "
+    "gen throughput (token/s): 120.33, #queue-req: 0"),
+    ("[rank4]:[E703 15:37:17.178360488 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 4] Received a "
     "dump signal due to a collective timeout from  rank 7 and we will try our best to dump the debug info. Last "
     "enqueued NCCL work: 56118, last completed NCCL work: 56118.This is most likely caused by incorrect usages of "
     "collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the "
-    "scheduled collective, for some reason, didn't run.",
-    "[rank7]:[E703 15:37:17.180116623 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 7] Received a "
+    "scheduled collective, for some reason, didn't run."),
+    ("[rank7]:[E703 15:37:17.180116623 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 7] Received a "
     "dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. "
-    "Last enqueued NCCL work: 56119, last completed NCCL work: 56117.",
-    "[rank12]:[E703 15:37:18.012345678 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 12] Received a "
+    "Last enqueued NCCL work: 56119, last completed NCCL work: 56117."),
+    ("[rank12]:[E703 15:37:18.012345678 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 12] Received a "
     "dump signal due to a collective timeout from  rank 7 and we will try our best to dump the debug info. Last "
-    "enqueued NCCL work: 56118, last completed NCCL work: 56118.",
+    "enqueued NCCL work: 56118, last completed NCCL work: 56118."),
     "",
 ])
 
@@ -261,11 +261,11 @@ def analyze_text_here(text: str):  # type: ignore[no-untyped-def]
 
 
 # 0.1.x: the custom all-reduce kernel prints its CUDA error itself (CUDACHECK), then the worker dies.
-_OLD_CAR = "\n".join([
+_OLD_CAR = "\n".join([  # noqa: FLY002 — one log line per item
     "[gpu_id=0] Init nccl begin.",
     "[gpu_id=1] Init nccl begin.",
-    "Failed: Cuda error /tmp/pip-req-build-2ar9y_eb/csrc/custom_all_reduce.cuh:307 'peer access is not supported "
-    "between these two devices'",
+    ("Failed: Cuda error /tmp/pip-req-build-2ar9y_eb/csrc/custom_all_reduce.cuh:307 'peer access is not supported "
+     "between these two devices'"),
     "",
 ])
 
