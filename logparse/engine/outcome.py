@@ -83,7 +83,10 @@ def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], 
     hint = declared_stage(cause)
     if stage == "startup" or (stage == "unknown" and hint == "startup"):
         return "crashed-at-startup"
-    if hint == "served" or lc.up_before(crash):
+    if hint == "served":
+        lc.served_per_findings = True  # the run model's readiness must agree with this outcome
+        return "crashed-while-serving"
+    if lc.up_before(crash):
         return "crashed-while-serving"
     if stage == "serving":
         return None  # the request loop's first batch may have been the warmup request

@@ -39,10 +39,30 @@ def drop_already_set(f: Finding, launch: Launch) -> None:
             done.extend(settings)
         else:
             kept.append(part)
-    if not done:
+    # Inside the alternatives that stay, a code span the attempt already set is marked as such.
+    marked: list[str] = []
+    for i, part in enumerate(kept):
+        for code in dict.fromkeys(_CODE.findall(part)):
+            settings = settings_of(f"`{code}`")
+            if settings and all(launch.sets(s) for s in settings):
+                part = part.replace(f"`{code}`", f"`{code}` (already set)")
+                marked.extend(settings)
+        kept[i] = part
+    if not done and not marked:
         return
-    f.data["remedy_already_set"] = done
-    if kept:
+    f.data["remedy_already_set"] = done + marked
+    if not kept:
+        f.remedy = f"(already set by this launch: {', '.join(done)}) {f.remedy}"
+    elif done:
         f.remedy = " or ".join(kept)
     else:
-        f.remedy = f"(already set by this launch: {', '.join(done)}) {f.remedy}"
+        f.remedy = _rejoin(f.remedy, kept)  # nothing dropped: the original separators stay
+
+
+def _rejoin(original: str, parts: list[str]) -> str:
+    """The remedy with its alternatives replaced by `parts`, keeping the original separators."""
+    seps = _ALTERNATIVES.findall(original)
+    out = parts[0]
+    for sep, part in zip(seps, parts[1:], strict=False):
+        out += sep + part
+    return out

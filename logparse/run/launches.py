@@ -160,12 +160,13 @@ class Launch:
         setting = setting.strip().strip("`")
         if setting.startswith("--"):
             flag, _, value = setting.replace("=", " ", 1).partition(" ")
-            value = value.strip()
+            # A flag written without a value is a switch (`--disable-radix-cache`): set when on.
+            # (`raise --mem-fraction-static to 0.92` names a flag, it does not ask for a value.)
+            value = value.strip() or "true"
             have = self.flags.get(flag, _MISSING)
             if have is _MISSING:
-                arg = self.server_args.get(arg_name(flag), _MISSING)
-                return arg is not _MISSING and (not value or _same(arg, value))
-            return not value or _same(have, value)
+                have = self.server_args.get(arg_name(flag), _MISSING)
+            return have is not _MISSING and _same(have, value)
         name, eq, value = setting.partition("=")
         if not eq or name not in self.env:
             return False

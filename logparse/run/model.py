@@ -25,6 +25,9 @@ class Lifecycle:
     """What one launch attempt went through: phases per rank, readiness, traffic, shutdown."""
 
     launch: Launch
+    # Set by the engine when a finding shows the attempt had served (a diagnosis that only exists
+    # after requests ran, e.g. the idle memory-leak check) although no stats or access line shows it.
+    served_per_findings: bool = False
 
     @property
     def log(self) -> ParsedLog:
@@ -77,7 +80,7 @@ class Lifecycle:
     def ready(self) -> bool | None:
         """True if the attempt reached readiness or served; False if it was starting and never did;
         None when the lines cannot tell (benchmark output, an excerpt of other messages)."""
-        if self.up_line is not None:
+        if self.up_line is not None or self.served_per_findings:
             return True
         return False if self.startup_seen else None
 
