@@ -18,6 +18,7 @@ from typing import Any
 
 from logparse.model.events import BenchBanner, BenchRow, OneBatchLine
 from logparse.grammar.transform.known import known_fields
+from logparse.model.numbers import present, to_float_or_none, to_int
 
 Children = list[Any]
 
@@ -46,28 +47,30 @@ class BenchCallbacks:
         kw: dict[str, Any] = {"stage": stage}
         if stage == "decode-step":
             text = str(head)
-            kw["step"] = int(text[len("Decode ") : text.index(".")])
-            kw["batch_size"] = int(children[1])
-            kw["latency_s"] = float(children[2])
-            kw["throughput"] = float(children[3])
+            kw.update(present(
+                step=to_int(text[len("Decode ") : text.index(".")] if "." in text else None),
+                batch_size=to_int(str(children[1])),
+                latency_s=to_float_or_none(str(children[2])),
+                throughput=to_float_or_none(str(children[3])),
+            ))
         else:
-            kw["latency_s"] = float(children[1])
-            kw["throughput"] = float(children[2])
+            kw.update(present(latency_s=to_float_or_none(str(children[1])),
+                              throughput=to_float_or_none(str(children[2]))))
         return OneBatchLine, kw
 
 
 @known_fields("ONE_BATCH_SKIP")
 def _one_batch_skip(tokens: list[str]) -> dict[str, Any]:
     text = tokens[0]
-    bs, inp, out = text[text.index("(") + 1 : text.index(")")].split(", ")
-    return {"batch_size": int(bs), "input_len": int(inp), "output_len": int(out)}
+    bs, inp, out = (text[text.index("(") + 1 : text.index(")")].split(", ") + ["", "", ""])[:3]
+    return {"batch_size": to_int(bs), "input_len": to_int(inp), "output_len": to_int(out)}
 
 
 @known_fields("SEND_ONE_ACC_LENGTH")
 def _send_one_acc_length(tokens: list[str]) -> dict[str, Any]:
-    return {"acc_length": float(tokens[0].strip().partition("=")[2])}
+    return {"acc_length": to_float_or_none(tokens[0].strip().partition("=")[2])}
 
 
 @known_fields("SEND_ONE_SPEED")
 def _send_one_speed(tokens: list[str]) -> dict[str, Any]:
-    return {"speed": float(tokens[0].partition("=")[2].split(" ", 1)[0])}
+    return {"speed": to_float_or_none(tokens[0].partition("=")[2].split(" ", 1)[0])}

@@ -120,6 +120,7 @@ from logparse.model.events import (
 )
 from logparse.model.lazyre import lazy_compile
 from logparse.grammar.transform.known import known_fields
+from logparse.model.numbers import MAX_COUNT, present, to_float_or_none, to_int
 
 Children = list[Any]
 Result = tuple[type, dict[str, Any]]
@@ -148,20 +149,30 @@ def _text(children: Children, index: int = 1) -> str:
     return str(children[index]) if len(children) > index else ""
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in _INT.findall(text)]
+def _ints(text: str) -> list[int | None]:
+    """Every integer in the text, in order; None for a damaged one (positions stay meaningful)."""
+    return [to_int(x) for x in _INT.findall(text)]
 
 
-def _num(text: str) -> float | int:
-    value = float(text)
-    return int(value) if value.is_integer() and "." not in text else value
+def _first_int(text: str) -> int | None:
+    found = _INT.search(text)
+    return to_int(found.group()) if found else None
+
+
+def _num(text: str) -> float | int | None:
+    value = to_float_or_none(text)
+    if value is None:
+        return None
+    return int(value) if value.is_integer() and "." not in text and abs(value) <= MAX_COUNT else value
 
 
 def _kv_values(text: str) -> dict[str, float | int]:
     """`name=value` pairs with numeric values (`self.x=5, y=2.5` → {'x': 5, 'y': 2.5})."""
     out: dict[str, float | int] = {}
     for m in _KV_ITEM.finditer(text):
-        out[m.group(1).removeprefix("self.").replace(" ", "")] = _num(m.group(2))
+        value = _num(m.group(2))
+        if value is not None:
+            out[m.group(1).removeprefix("self.").replace(" ", "")] = value
     return out
 
 
@@ -171,10 +182,10 @@ def _parse_watchdog_body(text: str) -> dict[str, Any]:
         if key == "OpType":
             kw["op"] = value
         elif key in _WORK_KEYS and value.isdigit():
-            kw[_WORK_KEYS[key]] = int(value)
+            kw.update(present(**{_WORK_KEYS[key]: to_int(value)}))
     m = _RAN_FOR.search(text)
     if m:
-        kw["ran_ms"] = int(m.group(1))
+        kw.update(present(ran_ms=to_int(m.group(1))))
     return kw
 
 
@@ -195,7 +206,7 @@ class FailureCallbacks:
         func = m.group("func")
         return TracebackFrame, {
             "path": m.group("path"),
-            "lineno": int(lineno) if lineno else None,
+            "lineno": to_int(lineno) if lineno else None,
             "func": func.strip() if func else None,
         }
 
@@ -231,19 +242,19 @@ class FailureCallbacks:
         head = str(children[0])
         kw: dict[str, Any] = {}
         if head.startswith("[Rank "):
-            kw["nccl_rank"] = int(head[6 : head.index("]")])
+            kw.update(present(nccl_rank=to_int(head[6 : head.index("]")] if "]" in head else None)))
         kw.update(_parse_watchdog_body(_text(children)))
         return NcclWatchdogTimeout, kw
 
     def c10d_log(self, children: Children) -> Result:
         head = str(children[0])
         text = head.strip() + (" " + _text(children) if len(children) > 1 else "")
-        if head.startswith("["):
-            rank = int(head[head.rindex("Rank ") + 5 : head.rindex("]")])
+        if head.startswith("[") and "Rank " in head and "]" in head:
+            rank = to_int(head[head.rindex("Rank ") + 5 : head.rindex("]")])
         else:  # Gloo `Rank 3 successfully reached monitoredBarrier, …`
-            rank = int(head.split(" ", 2)[1])
+            rank = to_int((head.split(" ", 2) + [""])[1])
         # The file and level are in the c10d envelope, which a message callback does not see.
-        return C10dLog, {"torch_rank": rank, "text": text.strip()}
+        return C10dLog, {**present(torch_rank=rank), "text": text.strip()}
 
     def cpp_stack(self, children: Children) -> Result:
         return CppStack, {"text": str(children[0])}
@@ -263,10 +274,10 @@ class FailureCallbacks:
         return SigquitReceived, {"phase": phase}
 
     def scheduler_dead(self, children: Children) -> Result:
-        return SchedulerDead, {"dead_rank": _ints(str(children[0]))[0]}
+        return SchedulerDead, present(dead_rank=_first_int(str(children[0])))
 
     def exit_code(self, children: Children) -> Result:
-        return ExitCode, {"code": int(str(children[0]).rsplit(" ", 1)[1])}
+        return ExitCode, present(code=to_int(str(children[0]).rsplit(" ", 1)[-1]))
 
     def killed(self, children: Children) -> Result:
         return Killed, {}
@@ -278,20 +289,19 @@ class FailureCallbacks:
         text = str(children[0])
         if children[0].type == "SUBPROCESS_TERMINATED":
             # Scheduler or DataParallelController 1234 terminated with -9
-            pid, code = _ints(text)
+            pid, code = (_ints(text) + [None, None])[:2]
             return SubprocessCrashed, {
                 "name": "Scheduler or DataParallelController",
-                "pid": pid,
-                "exit_code": code,
+                **present(pid=pid, exit_code=code),
             }
         name = text[len("Subprocess ") : text.index(" (pid=")]
-        pid = int(text[text.index("(pid=") + 5 : text.index(")", text.index("(pid="))])
-        code = int(text[text.rindex(" ") + 1 : -1])
-        return SubprocessCrashed, {"name": name, "pid": pid, "exit_code": code}
+        pid = to_int(text[text.index("(pid=") + 5 : text.index(")", text.index("(pid="))])
+        code = to_int(text[text.rindex(" ") + 1 : -1])
+        return SubprocessCrashed, {"name": name, **present(pid=pid, exit_code=code)}
 
     def sglang_watchdog(self, children: Children) -> Result:
         text = str(children[0])
-        timeout = float(text[text.index("watchdog_timeout=") + 17 :].split(",")[0].rstrip(")"))
+        timeout = to_float_or_none(text[text.index("watchdog_timeout=") + 17 :].split(",")[0].rstrip(")"))
         if children[0].type == "SGLANG_WATCHDOG_OLD":
             return SglangWatchdog, {"debug_name": "Scheduler", "timeout_s": timeout, "soft": False}
         return SglangWatchdog, {
@@ -301,12 +311,12 @@ class FailureCallbacks:
         }
 
     def batch_dump(self, children: Children) -> Result:
-        return BatchDump, {"batch_size": _ints(str(children[0]))[0]}
+        return BatchDump, present(batch_size=_first_int(str(children[0])))
 
     def health_check_failed(self, children: Children) -> Result:
         text = str(children[0])
         value = text[text.index("for last ") + 9 :].split(" ")[0]
-        return HealthCheckFailed, {"timeout_s": float(value)}
+        return HealthCheckFailed, present(timeout_s=to_float_or_none(value))
 
     # ------------------------------------------------------------------ warnings output, JIT
 
@@ -316,7 +326,7 @@ class FailureCallbacks:
         path, lineno = location.rsplit(":", 1)
         return PythonWarning, {
             "path": path,
-            "lineno": int(lineno),
+            **present(lineno=to_int(lineno)),
             "category": category.strip(),
             "message": _text(children),
         }
@@ -380,7 +390,7 @@ def _crash_dump_start(t: list[str]) -> dict[str, Any]:
 
 @known_fields("CRASH_DUMP_DONE")
 def _crash_dump_done(t: list[str]) -> dict[str, Any]:
-    finished, unfinished = _ints(t[0])[:2]
+    finished, unfinished = (_ints(t[0]) + [None, None])[:2]
     return {"finished": finished, "unfinished": unfinished, "filename": _rest(t).strip()}
 
 
@@ -390,7 +400,7 @@ def _dumper(t: list[str]) -> dict[str, Any]:
     m = re.match(r"'([^']*)' has not completed after (\d+(?:\.\d+)?)s", _rest(t))
     if m:
         out["operation"] = m.group(1)
-        out["timeout_s"] = float(m.group(2))
+        out["timeout_s"] = to_float_or_none(m.group(2))
     return out
 
 
@@ -411,7 +421,7 @@ def _force_exit(t: list[str]) -> dict[str, Any]:
 
 @known_fields("SCHEDULERS_STILL_ALIVE")
 def _still_alive(t: list[str]) -> dict[str, Any]:
-    return {"seconds": float(_NUM.findall(t[0])[0])}
+    return {"seconds": to_float_or_none((_NUM.findall(t[0]) or [None])[0])}
 
 
 @known_fields(
@@ -452,7 +462,7 @@ def _custom_handler(t: list[str]) -> dict[str, Any]:
 
 @known_fields("WEIGHTS_NOT_READY")
 def _weights_not_ready(t: list[str]) -> dict[str, Any]:
-    return {"timeout_s": float(_NUM.findall(t[0])[0])}
+    return {"timeout_s": to_float_or_none((_NUM.findall(t[0]) or [None])[0])}
 
 
 @known_fields("GRAMMAR_ACCEPT_FAILED")
@@ -460,12 +470,13 @@ def _grammar_accept(t: list[str]) -> dict[str, Any]:
     m = re.match(r"(\S+) with token (-?\d+): ?(.*)", _rest(t))
     if not m:
         return {}
-    return {"rid": m.group(1), "token_id": int(m.group(2)), "error": m.group(3)}
+    return {"rid": m.group(1), "token_id": to_int(m.group(2)), "error": m.group(3)}
 
 
 @known_fields("PORT_IN_USE")
 def _port_in_use(t: list[str]) -> dict[str, Any]:
-    return {"ports": {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", _rest(t))}}
+    ports = {k: to_int(v) for k, v in re.findall(r"(\w+)=(\d+)", _rest(t))}
+    return {"ports": {k: v for k, v in ports.items() if v is not None}}
 
 
 @known_fields("DECODE_OUT_OF_MEMORY")
@@ -514,7 +525,7 @@ def _gpu_context(t: list[str]) -> dict[str, Any]:
     for key in ("gpu_id", "tp_rank", "tp_size"):
         m = re.search(rf"self\.{key}=(\d+)", text)
         if m:
-            out[key] = int(m.group(1))
+            out[key] = to_int(m.group(1))
     return out
 
 
@@ -523,14 +534,14 @@ def _device_assert(t: list[str]) -> dict[str, Any]:
     m = re.match(r"(.+?):(\d+), condition: (.*)", _rest(t))
     if not m:
         return {"condition": _rest(t)}
-    return {"file": m.group(1), "line": int(m.group(2)), "condition": m.group(3)}
+    return {"file": m.group(1), "line": to_int(m.group(2)), "condition": m.group(3)}
 
 
 @known_fields("CUDA_DEVICE_ASSERT")
 def _cuda_device_assert(t: list[str]) -> dict[str, Any]:
     m = re.match(r"([^\s:]+):(\d+): .*Assertion `(.*)` failed\.", t[0])
     assert m is not None
-    return {"file": m.group(1), "line": int(m.group(2)), "condition": m.group(3)}
+    return {"file": m.group(1), "line": to_int(m.group(2)), "condition": m.group(3)}
 
 
 # ---- §4 warnings
@@ -550,8 +561,8 @@ def _context_override(t: list[str]) -> dict[str, Any]:
     assert m is not None
     return {
         "reason": m.group(1),
-        "context_length": int(m.group(2)),
-        "derived_context_length": int(m.group(3)),
+        "context_length": to_int(m.group(2)),
+        "derived_context_length": to_int(m.group(3)),
     }
 
 
@@ -589,7 +600,7 @@ def _gpt_oss_kernel(t: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"kernel": m.group(1) if m else rest.rstrip(".")}
     m = re.search(r"SM(\d+)", t[0])
     if m:
-        out["sm"] = int(m.group(1))
+        out["sm"] = to_int(m.group(1))
     return out
 
 
@@ -675,10 +686,10 @@ def _page_size(t: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": t[0][: -len(" only supports ")]}
     m = re.search(r"from (\d+) to (\d+)", rest) or re.search(r"change page_size to (\d+)", rest)
     if m and m.lastindex == 2:
-        out["page_size_from"] = int(m.group(1))
-        out["page_size"] = int(m.group(2))
+        out["page_size_from"] = to_int(m.group(1))
+        out["page_size"] = to_int(m.group(2))
     elif m:
-        out["page_size"] = int(m.group(1))
+        out["page_size"] = to_int(m.group(1))
     return out
 
 
@@ -714,11 +725,11 @@ def _ep_adjusted(t: list[str]) -> dict[str, Any]:
 
 @known_fields("DEEPGEMM_WARMUP_REDUCED")
 def _deepgemm_warmup(t: list[str]) -> dict[str, Any]:
-    budget, required, max_m = _NUM.findall(t[0])[:3]
+    budget, required, max_m = (_NUM.findall(t[0]) + ["", "", ""])[:3]
     return {
-        "memory_budget_gb": float(budget),
-        "required_memory_gb": float(required),
-        "max_m": int(max_m),
+        "memory_budget_gb": to_float_or_none(budget),
+        "required_memory_gb": to_float_or_none(required),
+        "max_m": to_int(max_m),
     }
 
 
@@ -760,7 +771,7 @@ def _tool_parser(t: list[str]) -> dict[str, Any]:
 @known_fields("SYMM_MEM_PREALLOC")
 def _symm_mem(t: list[str]) -> dict[str, Any]:
     m = _NUM.search(_rest(t))
-    return {"size_gb": float(m.group(0))} if m else {}
+    return {"size_gb": to_float_or_none(m.group(0))} if m else {}
 
 
 @known_fields("CUDNN_VERSION_UNKNOWN")
@@ -783,26 +794,26 @@ def _long_gc(t: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     m = re.match(r"(\d+)", _rest(t))
     if m:
-        out["generation"] = int(m.group(1))
+        out["generation"] = to_int(m.group(1))
     m = re.search(r"Duration: (\d+(?:\.\d+)?)s", _rest(t))
     if m:
-        out["duration_s"] = float(m.group(1))
+        out["duration_s"] = to_float_or_none(m.group(1))
     return out
 
 
 @known_fields("GC_START")
 def _gc_start(t: list[str]) -> dict[str, Any]:
-    return {"generation": int(t[0].rsplit(" ", 1)[1])}
+    return {"generation": to_int(t[0].rsplit(" ", 1)[-1])}
 
 
 @known_fields("GC_END")
 def _gc_end(t: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"generation": int(t[0].rsplit(" ", 1)[1])}
+    out: dict[str, Any] = {"generation": to_int(t[0].rsplit(" ", 1)[-1])}
     rest = _rest(t)
     for key, name, conv in (
-        ("Duration", "duration_s", float),
-        ("Collected", "collected", int),
-        ("Uncollectable", "uncollectable", int),
+        ("Duration", "duration_s", to_float_or_none),
+        ("Collected", "collected", to_int),
+        ("Uncollectable", "uncollectable", to_int),
     ):
         m = re.search(rf"{key}: (\d+(?:\.\d+)?)", rest)
         if m:

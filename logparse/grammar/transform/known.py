@@ -46,4 +46,6 @@ class KnownCallbacks:
         texts = [str(c) for c in children]
         parser = KNOWN_FIELD_PARSERS.get(head.type)
         fields = parser(texts) if parser is not None else {}
+        if None in fields.values():  # a damaged number (logparse.model.numbers): leave the field out
+            fields = {k: v for k, v in fields.items() if v is not None}
         return KnownMessage, {"code": code_of(head.type), "text": "".join(texts), "fields": fields}

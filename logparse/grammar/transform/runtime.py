@@ -18,6 +18,7 @@ from logparse.model.events import (
     UvicornLifecycle,
 )
 from logparse.grammar.transform.known import known_fields
+from logparse.model.numbers import MAX_FLOAT_CHARS, NAN, float_count, note_damage, probe_float, to_count, to_float_or_none, to_int
 
 Children = list[Any]
 
@@ -60,11 +61,7 @@ def _extra_name(key: str) -> str:
 
 def _number(value: str) -> float | None:
     value = value.strip().rstrip(",").strip()
-    value = value.removesuffix("%")
-    try:
-        return float(value)
-    except ValueError:
-        return None
+    return probe_float(value.removesuffix("%"))
 
 
 def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extra: dict[str, float]) -> None:
@@ -72,11 +69,12 @@ def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extr
     `cuda_graph`, every other numeric item to `extra` under a normalised name."""
     name = known.get(key)
     if name is not None:
-        try:
-            num = float(value)
-        except ValueError:
-            return
-        kw[name] = int(num) if key[0] == "#" else num
+        num = to_float_or_none(value)
+        if num is not None:
+            # Counts as ints; a damaged value (inf, nan, 400 digits) leaves the field out.
+            count = float_count(num) if key[0] == "#" else num
+            if count is not None:
+                kw[name] = count
     elif key in _GRAPH_KEYS:
         kw["cuda_graph"] = value == "True"
         if key != "cuda graph":
@@ -99,6 +97,12 @@ def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
     return kw
 
 
+def _long_float(text: str) -> float:
+    """float() of a long field with `to_float_or_none`'s bounds (raises ValueError, NaN when oversized)."""
+    t = text.strip() if len(text) <= 4 * MAX_FLOAT_CHARS else text
+    return float(t) if len(t) <= MAX_FLOAT_CHARS else NAN
+
+
 class _Signature:
     """The key sequence of a stats body, compiled: a server prints the same keys on every line, so
     after the first line a body is split by one C-level regex match and turned into fields by a
@@ -119,9 +123,13 @@ class _Signature:
         for i, key in enumerate(keys):
             name = known.get(key)
             if name is not None:
+                # Inline float() for speed (hot path); anything not finite, too long or, for a
+                # count, too large is damage and leaves the field out, exactly as in `_apply`.
+                ok = "x - x == 0.0 and -9007199254740992 <= x <= 9007199254740992" if key[0] == "#" else "x - x == 0.0"
                 conv = "int(x)" if key[0] == "#" else "x"
-                lines += ["    try:", f"        x = float(g[{i}])", "    except ValueError:", "        pass",
-                          "    else:", f"        kw[{name!r}] = {conv}"]
+                lines += ["    try:", f"        x = float(g[{i}]) if len(g[{i}]) <= 64 else _long(g[{i}])", "    except ValueError:",
+                          "        _damage()", "    else:", f"        if {ok}:", f"            kw[{name!r}] = {conv}",
+                          "        else:", "            _damage()"]
             elif key in _GRAPH_KEYS:
                 lines.append(f"    kw['cuda_graph'] = g[{i}] == 'True'")
                 if key != "cuda graph":
@@ -129,7 +137,8 @@ class _Signature:
             else:
                 lines += [f"    x = _number(g[{i}])", "    if x is not None:", f"        extra[{_extra_name(key)!r}] = x"]
         lines.append("    return _finish(kw, extra)")
-        namespace: dict[str, Any] = {"_number": _number, "_finish": _finish}
+        namespace: dict[str, Any] = {"_number": _number, "_finish": _finish, "_damage": note_damage,
+                                     "_long": _long_float}
         exec("\n".join(lines), namespace)  # noqa: S102 — code generated from printed key names, all repr()-quoted
         self.build = namespace["build"]
 
@@ -166,8 +175,8 @@ def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
 
 
 def _iteration(head: str) -> int | None:
-    if "[" in head:
-        return int(head[head.index("[") + 1 : head.index("]")])
+    if "[" in head and "]" in head:
+        return to_int(head[head.index("[") + 1 : head.index("]")])
     return None
 
 
@@ -182,7 +191,9 @@ def _decode_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]
 def _prefill_fields(head: str, kw: dict[str, Any]) -> tuple[type, dict[str, Any]]:
     """A prefill line's fields from its head (`Prefill batch(mixed #running-req: 5). `) and body."""
     if "(mixed" in head:
-        kw["running"] = int(head[head.index(": ") + 2 : head.index(")")])
+        running = to_count(head[head.index(": ") + 2 : head.index(")")]) if ": " in head and ")" in head else None
+        if running is not None:
+            kw["running"] = running
     else:
         it = _iteration(head)
         if it is not None:
@@ -209,12 +220,17 @@ STATS_CALLBACKS: dict[str, tuple[dict[str, str], Any]] = {
 def _bind_failed(tokens: list[str]) -> dict[str, Any]:
     """`[Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use`"""
     text = tokens[0]
-    out: dict[str, Any] = {"errno": int(text[len("[Errno ") : text.index("]")])}
+    out: dict[str, Any] = {}
+    errno = to_int(text[len("[Errno ") : text.index("]")]) if "]" in text else None
+    if errno is not None:
+        out["errno"] = errno
     if "(" in text and ")" in text:
         host, _, port = text[text.index("(") + 1 : text.index(")")].rpartition(", ")
         out["host"] = host.strip("'\"")
         if port.strip().isdigit():
-            out["port"] = int(port)
+            port_no = to_int(port)
+            if port_no is not None:
+                out["port"] = port_no
     return out
 
 
@@ -236,10 +252,16 @@ class RuntimeCallbacks:
         kw: dict[str, Any] = {}
         for item in str(children[1]).rstrip(", ").split(", "):
             key, _, value = item.partition(": ")
-            if key == "#retracted_reqs":
-                kw["retracted"] = int(value)
-            elif key == "#new_tokens_gained":
-                kw["new_tokens_gained"] = int(value)
+            # Two ranks' lines glued on one line repeat the keys with text in between: the
+            # first value wins, a damaged one is left out.
+            if key == "#retracted_reqs" and "retracted" not in kw:
+                count = to_count(value)
+                if count is not None:
+                    kw["retracted"] = count
+            elif key == "#new_tokens_gained" and "new_tokens_gained" not in kw:
+                count = to_count(value)
+                if count is not None:
+                    kw["new_tokens_gained"] = count
             elif key == "#new_token_ratio":
                 before, _, after = value.partition("->")
                 kw["ratio_from"] = _number(before)
@@ -257,7 +279,8 @@ class RuntimeCallbacks:
             "client": client,
             "method": method,
             "path": path,
-            "status": int(status[:3]),
+            # A damaged status (a '" ' inside the request tail) is 0: the access columns need one.
+            "status": to_int(status[:3]) or 0,
             "reason": status[4:].strip(),
         }
 
@@ -266,10 +289,14 @@ class RuntimeCallbacks:
         kw: dict[str, Any] = {}
         if text.startswith("Started"):
             kw["stage"] = "started" if "server" in text else "started-parent"
-            kw["pid"] = int(text[text.index("[") + 1 : -1])
+            pid = to_int(text[text.index("[") + 1 : -1]) if "[" in text else None
+            if pid is not None:
+                kw["pid"] = pid
         elif text.startswith("Finished"):
             kw["stage"] = "finished"
-            kw["pid"] = int(text[text.index("[") + 1 : -1])
+            pid = to_int(text[text.index("[") + 1 : -1]) if "[" in text else None
+            if pid is not None:
+                kw["pid"] = pid
         elif text.startswith("Uvicorn running on "):
             kw["stage"] = "running"
             kw["url"] = text[len("Uvicorn running on ") :].split(" ", 1)[0]

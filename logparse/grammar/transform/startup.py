@@ -86,6 +86,7 @@ from logparse.model.events import (
 )
 from logparse.model.lazyre import lazy_compile
 from logparse.grammar.transform.known import known_fields
+from logparse.model.numbers import present, to_float_or_none, to_int
 
 Children = list[Any]
 Result = tuple[type, dict[str, Any]]
@@ -100,12 +101,12 @@ _INT = lazy_compile(r"-?\d+")
 def _gb(value: str) -> float | None:
     """'15.54 GB.' → 15.54; a value whose unit was cut ('0.58 G', '0.5') → None."""
     m = _GB.match(value.strip())
-    return float(m.group(1)) if m else None
+    return to_float_or_none(m.group(1)) if m else None
 
 
 def _seconds(value: str) -> float | None:
     m = _SECONDS.match(value.strip())
-    return float(m.group(1)) if m else None
+    return to_float_or_none(m.group(1)) if m else None
 
 
 def _after(text: str, label: str, reader: Any) -> Any:
@@ -128,7 +129,7 @@ def _int_list(text: str) -> tuple[int, ...]:
         inner = inner[: inner.rfind(",") + 1] if "," in inner else ""
     else:
         inner = text[start + 1 : end]
-    return tuple(int(x) for x in _INT.findall(inner))
+    return tuple(n for n in map(to_int, _INT.findall(inner)) if n is not None)
 
 
 _INT_VALUE = lazy_compile(r"-?\d+")
@@ -138,7 +139,8 @@ _FLOAT_VALUE = lazy_compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|-?inf")
 def _typed(value: str) -> Any:
     """A command-line value: int, float (`0.85`, `1e-3`, `inf`), or the string itself."""
     if _INT_VALUE.fullmatch(value):
-        return int(value)
+        n = to_int(value)  # None past MAX_INT_CHARS digits: keep the text
+        return value if n is None else n
     if _FLOAT_VALUE.fullmatch(value):
         return float(value)
     return value
@@ -377,10 +379,14 @@ _BAR_KINDS: tuple[tuple[Any, str], ...] = (
 )
 
 
-def _clock(text: str) -> float:
+def _clock(text: str) -> float | None:
+    """'01:02:03' → 3723.0; None (damage) when a part is not a bounded integer."""
     seconds = 0.0
     for part in text.split(":"):
-        seconds = seconds * 60 + int(part)
+        n = to_int(part)
+        if n is None:
+            return None
+        seconds = seconds * 60 + n
     return seconds
 
 
@@ -389,7 +395,7 @@ def _bar(text: str) -> dict[str, Any]:
     if m is None:  # cannot happen: PROGRESS_BAR has this head
         return {"desc": text.strip()}
     desc = (m.group(1) or "").strip()
-    kw: dict[str, Any] = {"desc": desc, "percent": int(m.group(2)), "bar_kind": "other"}
+    kw: dict[str, Any] = {"desc": desc, "bar_kind": "other", **present(percent=to_int(m.group(2)))}
     for test, kind in _BAR_KINDS:
         if desc and test(desc):
             kw["bar_kind"] = kind
@@ -397,8 +403,7 @@ def _bar(text: str) -> dict[str, Any]:
     rest = text[m.end() :]
     count = _BAR_COUNT.search(rest)
     if count:
-        kw["n"] = int(count.group(1))
-        kw["total"] = int(count.group(2))
+        kw.update(present(n=to_int(count.group(1)), total=to_int(count.group(2))))
     times = _BAR_TIMES.search(rest)
     if times:
         kw["elapsed_s"] = _clock(times.group(1))
@@ -443,8 +448,8 @@ class StartupCallbacks:
         return ServerArgs, _parse_server_args(str(children[0]))
 
     def launch_dp(self, children: Children) -> Result:
-        dp, gpu = _INT.findall(str(children[0]))
-        return LaunchDp, {"dp_rank": int(dp), "base_gpu": int(gpu)}
+        dp, gpu = (_INT.findall(str(children[0])) + ["", ""])[:2]
+        return LaunchDp, present(dp_rank=to_int(dp), base_gpu=to_int(gpu))
 
     def dist_init_begin(self, children: Children) -> Result:
         return DistInitBegin, {"variant": str(children[0]).split()[1]}
@@ -468,28 +473,21 @@ class StartupCallbacks:
         level, _, msg = rest.partition(" ")
         kw: dict[str, Any] = {
             "host": host,
-            "pid": int(pid),
-            "tid": int(tid),
-            "device": int(dev[:-1]),
+            **present(pid=to_int(pid), tid=to_int(tid), device=to_int(dev[:-1])),
             "level": level,
             "text": msg,
         }
         m = re.search(r"\brank (\d+) n[Rr]anks (\d+)", msg)
         if m:
-            kw["nccl_rank"] = int(m.group(1))
-            kw["nranks"] = int(m.group(2))
+            kw.update(present(nccl_rank=to_int(m.group(1)), nranks=to_int(m.group(2))))
         m = re.match(r"NCCL version ([\w.+-]+)", msg)
         if m:
             kw["version"] = m.group(1)
         return NcclLog, kw
 
     def gloo_connected(self, children: Children) -> Result:
-        rank, peers, expected = _INT.findall(str(children[0]))
-        return GlooConnected, {
-            "gloo_rank": int(rank),
-            "peers": int(peers),
-            "expected": int(expected),
-        }
+        rank, peers, expected = (_INT.findall(str(children[0])) + ["", "", ""])[:3]
+        return GlooConnected, present(gloo_rank=to_int(rank), peers=to_int(peers), expected=to_int(expected))
 
     def weight_load_begin(self, children: Children) -> Result:
         return WeightLoadBegin, {"avail_mem_gb": _after(str(children[0]), "avail mem=", _gb)}
@@ -535,7 +533,7 @@ class StartupCallbacks:
         for key, value in _kv_items(body, ": ", unitless_last=False):
             if key == "#tokens":
                 if value.strip().isdigit():
-                    kw["tokens"] = int(value)
+                    kw.update(present(tokens=to_int(value)))
             elif key == "dtype":
                 kw["dtype"] = value.strip()
             elif key == "K size":
@@ -551,7 +549,7 @@ class StartupCallbacks:
         kw: dict[str, Any] = {}
         m = re.search(r"max_mamba_cache_size: (\d+)", text)
         if m:
-            kw["max_size"] = int(m.group(1))
+            kw.update(present(max_size=to_int(m.group(1))))
         # The labels are preceded by a space, so ' ssm_state size: ' is not the tail of
         # 'intermediate_ssm_state_cache size: '.
         for label, name in (
@@ -573,16 +571,16 @@ class StartupCallbacks:
                 if key == "mem usage":
                     kw["mem_usage_gb"] = _gb(value)
                 elif key == "swa size" and value.strip().isdigit():
-                    kw["swa_tokens"] = int(value)
+                    kw.update(present(swa_tokens=to_int(value)))
                 elif key == "full size" and value.strip().isdigit():
-                    kw["full_tokens"] = int(value)
+                    kw.update(present(full_tokens=to_int(value)))
         else:
             for key, value in _kv_items(text[text.index(". ") + 2 :], "="):
                 if value.strip().isdigit():
                     if key == "full_layer_tokens":
-                        kw["full_tokens"] = int(value)
+                        kw.update(present(full_tokens=to_int(value)))
                     elif key == "swa_layer_tokens":
-                        kw["swa_tokens"] = int(value)
+                        kw.update(present(swa_tokens=to_int(value)))
         return SwaPoolAllocated, kw
 
     def memory_pool_end(self, children: Children) -> Result:
@@ -629,14 +627,14 @@ class StartupCallbacks:
             name = _LIMIT_KEYS.get(key)
             if name is not None:
                 if re.fullmatch(r"-?\d+", value.strip()):
-                    kw[name] = int(value)
+                    kw.update(present(**{name: to_int(value)}))
             elif key in ("available_gpu_mem", "available_cpu_mem"):
                 kw["available_mem_gb"] = _gb(value)
         return SchedulerLimits, kw
 
     def profiled_tokens_exceeded(self, children: Children) -> Result:
-        total, profiled = _INT.findall(str(children[0]))[:2]
-        return ProfiledTokensExceeded, {"max_total_tokens": int(total), "profiled": int(profiled)}
+        total, profiled = (_INT.findall(str(children[0])) + ["", ""])[:2]
+        return ProfiledTokensExceeded, present(max_total_tokens=to_int(total), profiled=to_int(profiled))
 
     def engine_startup_timings(self, children: Children) -> Result:
         body = str(children[0]).partition("): ")[2]
@@ -645,13 +643,18 @@ class StartupCallbacks:
             key, value = m.group(1), m.group(2)
             if value.startswith("{"):
                 for inner in re.finditer(r"(\w+)=(-?\d+(?:\.\d+)?)(?=,|\})", value):
-                    phases[f"{key}.{inner.group(1)}"] = float(inner.group(2))
+                    seconds = to_float_or_none(inner.group(2))
+                    if seconds is not None:
+                        phases[f"{key}.{inner.group(1)}"] = seconds
             elif re.fullmatch(r"-?\d+\.\d+", value.strip()):
-                phases[key] = float(value)
+                seconds = to_float_or_none(value)
+                if seconds is not None:
+                    phases[key] = seconds
         return EngineStartupTimings, {"phases": phases}
 
     def weights_ready(self, children: Children) -> Result:
-        return WeightsReady, {"seconds": float(str(children[0]).split()[4])}
+        words = str(children[0]).split()
+        return WeightsReady, present(seconds=to_float_or_none(words[4] if len(words) > 4 else None))
 
 
 # --------------------------------------------------------------------------- known messages
@@ -671,10 +674,10 @@ def _comm_warmup(tokens: list[str]) -> dict[str, Any]:
     text = tokens[0]
     kw: dict[str, Any] = {
         "backend": text.split(" ", 1)[0],
-        "seconds": float(text.split(" in ", 1)[1].split("s", 1)[0]),
+        **present(seconds=to_float_or_none(text.partition(" in ")[2].split("s", 1)[0])),
     }
     for key, value in re.findall(r"(\w+)=(\d+)", text):
-        kw[key] = int(value)
+        kw.update(present(**{key: to_int(value)}))
     return kw
 
 
@@ -685,18 +688,20 @@ def _draft_load_format(tokens: list[str]) -> dict[str, Any]:
 
 @known_fields("HICACHE_HOST_ALLOC")
 def _hicache_host_alloc(tokens: list[str]) -> dict[str, Any]:
-    return {"gb": float(tokens[0].split()[1])}
+    words = tokens[0].split()
+    return present(gb=to_float_or_none(words[1] if len(words) > 1 else None))
 
 
 @known_fields("PD_WARMUP_END")
 def _pd_warmup_end(tokens: list[str]) -> dict[str, Any]:
     m = re.search(r" with status (\d+), resp: ", tokens[0])
-    return {"status": int(m.group(1))} if m else {}
+    return present(status=to_int(m.group(1))) if m else {}
 
 
 @known_fields("DISAGG_WARMUP_DP_DONE")
 def _disagg_warmup_dp_done(tokens: list[str]) -> dict[str, Any]:
-    return {"dp_ranks": int(_INT.findall(tokens[0])[0])}
+    found = _INT.findall(tokens[0])
+    return present(dp_ranks=to_int(found[0] if found else None))
 
 
 @known_fields("CHAT_SAMPLING_DEFAULTS")
@@ -747,7 +752,7 @@ def _hybrid_attn_backend(tokens: list[str]) -> dict[str, Any]:
 def _mem_fraction_reduced(tokens: list[str]) -> dict[str, Any]:
     text = tokens[0]
     value, _, reason = text.partition(" to ")[2].partition(" because ")
-    return {"mem_fraction_static": float(value), "reason": reason.strip().rstrip(".")}
+    return {**present(mem_fraction_static=to_float_or_none(value)), "reason": reason.strip().rstrip(".")}
 
 
 @known_fields("ATTN_BACKEND_DEFAULT")
