@@ -120,13 +120,17 @@ def _rate_of(length: float | None, definition: str | None, cfg: dict[str, Any]) 
     return round(max(0.0, (length - 1) / cfg["num_steps"]), 3)
 
 
+MAX_HIST_BINS = 1000
+
+
 def histogram(values: np.ndarray, upper: float | None) -> dict[str, Any]:
     import numpy as np
 
     v = values[~np.isnan(values)]
     lo = 1.0 if v.size == 0 or v.min() >= 1.0 else float(np.floor(v.min()))
     hi = max(float(np.ceil(v.max() * 10) / 10) if v.size else 1.0, upper or 0.0, lo + HIST_BIN)
-    n = round((hi - lo) / HIST_BIN)
+    # A damaged accept length (1e40) must not make a bin per 0.1 up to it: cap the bins.
+    n = min(round((hi - lo) / HIST_BIN), MAX_HIST_BINS)
     edges = [round(lo + i * HIST_BIN, 2) for i in range(n + 1)]
     counts, _ = np.histogram(v, bins=np.asarray(edges, dtype="float64"))
     return {"bin_width": HIST_BIN, "edges": edges, "counts": [int(c) for c in counts]}
