@@ -26,6 +26,7 @@ import os
 import random
 import re
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -258,6 +259,14 @@ class CaseResult:
     outputs: dict[str, str] = field(default_factory=dict)
 
 
+class CaseTimeout(Exception):
+    """A command ran past the per-case time limit (unbounded work on one input)."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise CaseTimeout("case time limit")
+
+
 def crash_site(exc: BaseException) -> str:
     """'logparse/x.py:123 ExcType' of the innermost logparse frame (the site to fix)."""
     site = "?"
@@ -277,7 +286,8 @@ def _invoke(runner: object, args: list[str]) -> tuple[int, str, BaseException | 
 
 
 def run_case(text: str | bytes, workdir: str, *, html: bool = False, secrets: Sequence[str] = (),
-             payloads: Sequence[str] = (), kinds: Sequence[str] = ("decode_batch",)) -> CaseResult:
+             payloads: Sequence[str] = (), kinds: Sequence[str] = ("decode_batch",),
+             timeout: float = 0.0) -> CaseResult:
     """Write the log, run every command on it in-process, check the properties."""
     from click.testing import CliRunner
 
@@ -299,7 +309,16 @@ def run_case(text: str | bytes, workdir: str, *, html: bool = False, secrets: Se
     if html:
         commands["report-html"] = ["report", path, "-o", os.path.join(workdir, "r.html")]
     for name, args in commands.items():
-        code, out, exc = _invoke(runner, args)
+        if timeout:
+            signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            code, out, exc = _invoke(runner, args)
+        except CaseTimeout as err:  # raised outside the command's own handler
+            code, out, exc = 3, "", err
+        finally:
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, 0)
         if exc is not None or code == 3:
             res.crashes.append(crash_site(exc) if exc is not None else f"{name}: exit 3")
             continue
@@ -375,7 +394,7 @@ class Figures:
 
 
 def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_field: int = 2,
-             progress: bool = True) -> tuple[Figures, Figures]:
+             progress: bool = True, timeout: float = 20.0) -> tuple[Figures, Figures]:
     """Run the mutated-log cases and the number-substitution cases; their figures."""
     rng = random.Random(seed)
     seeds = load_seeds()
@@ -386,7 +405,7 @@ def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_fi
             base = rng.choice(seeds)
             text = mutate(rng, base, seeds)
             res = run_case(text, work, html=html_every > 0 and i % html_every == 0, secrets=SECRETS,
-                           payloads=INJECTIONS)
+                           payloads=INJECTIONS, timeout=timeout)
             mutated.add(res, text)
             if progress and i % 500 == 499:
                 print(f"  mutated {i + 1}/{cases} ({time.monotonic() - t0:.0f} s, {mutated.crashed_cases} crashed)",
@@ -395,7 +414,8 @@ def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_fi
         if numbers is not None and numbers < len(lines):
             lines = random.Random(seed).sample(lines, numbers)
         for i, line in enumerate(lines):
-            res = run_case(line + "\n", work, kinds=("decode_batch", "prefill_batch", "http_access", "traceback"))
+            res = run_case(line + "\n", work, kinds=("decode_batch", "prefill_batch", "http_access", "traceback"),
+                           timeout=timeout)
             subst.add(res, line)
             if progress and i % 1000 == 999:
                 print(f"  numbers {i + 1}/{len(lines)} ({time.monotonic() - t0:.0f} s, {subst.crashed_cases} crashed)",
@@ -416,10 +436,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--numbers", type=int, default=None, help="number-substitution cases (default: all)")
     ap.add_argument("--per-field", type=int, default=2, help="hostile values per number field (default 2)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--case-timeout", type=float, default=20.0, help="seconds per command before it counts as a hang")
+    ap.add_argument("--memory-limit-mb", type=int, default=3072,
+                    help="address-space limit of this process: an exploding input fails with MemoryError")
     ap.add_argument("--html-every", type=int, default=250, help="also render HTML every N mutated cases (0: never)")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
-    mutated, subst = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field)
+    if args.memory_limit_mb:
+        limit = args.memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    mutated, subst = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field,
+                              timeout=args.case_timeout)
     _print("mutated logs", mutated)
     _print("number substitution", subst)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
