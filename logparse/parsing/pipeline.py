@@ -28,6 +28,7 @@ from logparse.parsing.columns import (
     prefill_columns,
 )
 from logparse.parsing.coverage import Coverage
+from logparse.model import numbers
 from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
 from logparse.grammar.build import get_parser
 from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
@@ -40,6 +41,7 @@ MAX_TEXT_CHARS = 64 * 1024 * 1024
 # Envelope styles whose rank tags are SGLang's own (not torch's '[rankN]:' or old '[gpu_id=N]').
 RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
 MAX_EVIDENCE_LINE = 4096
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 
 # (line number, text, wrapper, envelope, event class, fields)
 Rest = tuple[int, str, Any, Envelope | None, type, dict[str, Any]]
@@ -61,6 +63,9 @@ class ParsedLog:
     text_chars: int = 0
     # Rank tags printed inside SGLang envelopes on any non-hot line (hot lines: the columns' ranks).
     ranks_seen: set[str] = field(default_factory=set)
+    # The wrapper's log level (ERROR, CRITICAL, FATAL) of unparsed lines: they become no event, so
+    # without this a wrapper-formatted error record cut before its message would lose its level.
+    error_levels: dict[int, str] = field(default_factory=dict)
 
     # Facts derived from the events and kept with them (the run model: `run.model.run_of`).
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -209,8 +214,10 @@ def _new_part(path: str) -> _Part:
 def _parse_range(path: str, start: int, end: int, first_line: int) -> _Part:
     """Stage 1 in a worker process."""
     part = _new_part(path)
+    damaged = numbers.damaged()
     for _ in _stage1(read_lines(path, part.report, start=start, end=end, first_line_no=first_line), part, True):
         pass
+    part.report.damaged_numbers += numbers.damaged() - damaged
     return part
 
 
@@ -244,6 +251,9 @@ class _Stage2:
         enveloped = env is not None and env.style != "torch-rank"
         if cls is Unparsed:
             msg = kw["text"]
+            level = getattr(wrapper, "level", None) if wrapper is not None else None
+            if level and str(level).upper() in _ERROR_LEVELS:
+                log.error_levels[no] = str(level).upper()
             if not msg and env is None:
                 # A blank line is a known shape (tracebacks and benchmark blocks end with one), not
                 # a gap in the grammar; the record assemblers still see it.
@@ -287,6 +297,7 @@ def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
     if jobs > 1 and path != "-" and _is_plain(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES:
         ranges = split_points(path, jobs)
     log = ParsedLog(path=path, report=ReadReport(path=path))
+    damaged = numbers.damaged()  # this process's share; workers report theirs in their part
     stage2 = _Stage2(log)
     if len(ranges) > 1:
         from concurrent.futures import (
@@ -307,6 +318,7 @@ def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
             stage2.feed(item)
         _merge_part(log, part, report=False)
     stage2.finish()
+    log.report.damaged_numbers += numbers.damaged() - damaged
     hot = len(log.decode) + len(log.prefill) + len(log.access)
     log.coverage.recognized += hot
     log.coverage.total = log.coverage.recognized + log.coverage.unparsed

@@ -1,0 +1,121 @@
+"""scheduler-crash (fallback): a server process raised an exception that no specific rule explains."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.model.events import SchedulerDead, Severity, Traceback
+from logparse.model.findings import Finding
+from logparse.model.text import short
+from logparse.rules.context import RuleContext, sglang_frames
+from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs
+from logparse.rules.registry import rule
+
+# What an exit code of a dead scheduler says about how it died.
+_EXIT_CODES = {-3: "SIGQUIT: the scheduler's own error path, not the OOM killer", -6: "SIGABRT (a native abort)",
+               -11: "SIGSEGV (a native crash)", 1: "a Python exception in the scheduler"}
+# How far after an exception line without a message its message may continue (a multi-line message).
+_MESSAGE_TAIL = 3
+
+
+def _message_after(ctx: RuleContext, tb: Traceback) -> tuple[str, int] | None:
+    """The first kept text after a traceback whose exception line has no message: a multi-line
+    message (`ImportError:` then the loader's report) continues on the next lines."""
+    end = tb.end_line or tb.line
+    for n in range(end + 1, end + 1 + _MESSAGE_TAIL):
+        text = ctx.text(n).strip()
+        if text and n not in ctx.claimed:
+            return text, n
+    return None
+
+
+def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
+    where = first_sglang_frame(tb)
+    process = tb.process or ("Scheduler" if SCHEDULER_LOOP_FUNCS & set(frame_funcs(tb)) else None)
+    who = f"{process} " if process and process not in ("warmup",) else "A process "
+    data: dict[str, Any] = {"exception": tb.exc_type, "frame": where, "sglang_frames": sglang_frames(tb),
+                            "process": tb.process, "cut": tb.exc_type is None}
+    lines: list[tuple[int, int]] = []
+    if tb.exc_type:
+        msg = tb.message.strip()
+        data["message"] = short(msg, 300)
+        at = f" (at {where})" if where else ""
+        if msg:
+            message = f"{who}raised {tb.exc_type}: {short(msg, 200)}{at}"
+            remedy = (f"read {tb.exc_type} at {where or 'the last frame'}; search the SGLang issues for "
+                      f"'{short(msg, 60)}', and report it with the full traceback if it is a bug")
+        elif (after := _message_after(ctx, tb)) is not None:
+            text, n = after
+            lines.append((n, n))
+            message = f"{who}raised {tb.exc_type}{at}; its message follows on line {n}: {short(text, 160)}"
+            remedy = (f"read {tb.exc_type} at {where or 'the last frame'} together with the lines after it (its "
+                      "message), and fix what they name")
+        else:
+            message = f"{who}raised {tb.exc_type} (no message){at}"
+            remedy = (f"read {tb.exc_type} at {where or 'the last frame'}: the exception carries no message, so the "
+                      "frame and the lines before it say what failed")
+        died = ctx.match("scheduler-died-exit-code", msg)
+        if died and isinstance(died.get("exit_code"), int):
+            code = died["exit_code"]
+            data["exit_code"] = code
+            if sig := _EXIT_CODES.get(code):
+                message += f" — exit code {code} = {sig}"
+            remedy = ("the scheduler's own error is not in this excerpt: look for its `Scheduler hit an exception` "
+                      "traceback (or an assertion) earlier in the full log of that rank")
+    else:
+        last = tb.frames[-1] if tb.frames else None
+        at = (f"; the last visible frame is {where}" if where else
+              f"; the last visible frame is {last.func}" if last and last.func else "")
+        message = f"{who}raised an exception (the traceback is cut before its exception line){at}"
+        remedy = ("the exception line (the traceback's last line) is not in the log: get the complete log of "
+                  f"{tb.rank or 'this process'} to see which exception it was")
+    message = message[0].upper() + message[1:]
+    return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data)
+
+
+@rule(code="SRV006", name="scheduler-crash", family="server", severity=Severity.ERROR,
+      needs=("tracebacks",), fallback=True, follow_on=True, crash=True)
+def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
+    """A scheduler, tokenizer or detokenizer raised an exception that no specific rule explains (fallback).
+
+    **What it means**
+    A process of the server died on an exception: `Scheduler hit an exception: Traceback …`,
+    `TokenizerManager hit an exception`, a 2024 `Exception in ControllerSingle`, or the main process's
+    `Rank N scheduler died during initialization`. No specific rule recognised the exception, or the
+    excerpt is cut before the exception line. The finding reports the exception type, its message and
+    the innermost SGLang frame.
+
+    **Why it matters**
+    The process is gone and the server with it. When the exception line is missing, the excerpt
+    cannot tell why: the full log of that rank can.
+
+    **Example**
+    ```
+    [2025-04-16 14:22:53] Received sigquit from a child process. It usually means the child failed.
+    [2025-04-16 14:22:53 TP3] Scheduler hit an exception: Traceback (most recent call last):
+    ```
+
+    **Fix**
+    Read the exception and the frame named in the finding; when it is cut, get the complete traceback
+    of that rank (its last line names the exception). Search the SGLang issues for the exception text.
+    """
+    dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
+    for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        if tb.exc_type in ("KeyboardInterrupt", "SystemExit"):
+            continue
+        if tb.exc_type and ctx.match("parent-echo", tb.message.strip()) is not None:
+            continue  # the main process echoing a child's failure
+        if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
+            continue  # waiting for a scheduler that is already reported dead
+        yield _traceback_finding(ctx, tb)
+    # A wrapper-formatted ERROR record of the scheduler cut before its message (dynamo's tracing format).
+    for hit in ctx.message_lines("cut-tracing-target"):
+        if hit.line not in ctx.log.error_levels:
+            continue
+        text = ctx.text(hit.line)
+        yield ctx.finding("scheduler-crash",
+                          f"An ERROR record of {text}… is cut before its message (the scheduler failed right after "
+                          "initialisation)",
+                          "the message of this ERROR record is not in the log: get the complete log to see the exception",
+                          lines=[(hit.line, hit.line)], data={"exception": None, "cut": True, "target": text})
