@@ -366,3 +366,166 @@ def test_leak_printed_as_a_warning(tmp_path: Path) -> None:
     )
     f = only(analyze(write(tmp_path, log)), "memory-leak-detected")
     assert f.data["raised"] is False and f.data["values"]["available_size"] == 444000
+
+
+# --------------------------------------------------------------------------- families across releases (catalog)
+
+SERVING = (
+    "[2026-03-07 15:30:31] The server is fired up and ready to roll!\n"
+    "[2026-03-07 15:31:06 TP0] Decode batch, #running-req: 48, #full token: 118012, full token usage: 0.40, "
+    "mamba num: 96, mamba usage: 0.94, cuda graph: True, gen throughput (token/s): 3098.52, #queue-req: 21\n"
+)
+
+
+def _scheduler_tb(frames: list[tuple[str, str]], tail: str, rank: str = "TP0") -> str:
+    body = "".join(f'  File "{SG}/{path}", line 100, in {func}\n    x = y()\n' for path, func in frames)
+    return f"[2026-03-07 15:31:11 {rank}] Scheduler hit an exception: Traceback (most recent call last):\n{body}{tail}\n"
+
+
+SERVING_LOOP = [
+    ("managers/scheduler.py", "run_scheduler_process"),
+    ("managers/scheduler.py", "event_loop_overlap"),
+    ("managers/scheduler.py", "get_new_batch_prefill"),
+    ("managers/schedule_batch.py", "alloc_req_slots"),
+    ("mem_cache/memory_pool.py", "alloc"),
+]
+
+
+def test_mamba_ping_pong_assert_while_serving_is_the_pool_not_the_arguments(tmp_path: Path) -> None:
+    """The message names a flag (`--mamba-full-memory-ratio`), but the structure says a state pool
+    ran out while serving: not invalid-server-args at start-up."""
+    tail = "AssertionError: Not enough space for mamba ping pong idx, try to increase --mamba-full-memory-ratio."
+    a = analyze(write(tmp_path, SERVING + _scheduler_tb(SERVING_LOOP, tail)))
+    f = only(a, "mamba-pool-exhausted")
+    assert a.root_cause is f
+    assert "invalid-server-args" not in a.fired()
+    assert a.outcome == "crashed-while-serving"
+
+
+def test_mamba_alloc_assert_without_a_message_is_the_pool(tmp_path: Path) -> None:
+    """A bare assertion in the pool's allocation of a hybrid model, raised from the event loop, with
+    no decode line before it: the frames decide, and the stage is serving."""
+    log = (
+        "[2026-03-07 15:30:18 TP0] Mamba Cache is allocated. max_mamba_cache_size: 64, conv_state size: 0.60GB, "
+        "ssm_state size: 25.16GB \n" + _scheduler_tb(SERVING_LOOP, "AssertionError")
+    )
+    a = analyze(write(tmp_path, log))
+    f = only(a, "mamba-pool-exhausted")
+    assert f.data["max_mamba_cache_size"] == 64
+    assert "invalid-server-args" not in a.fired()
+
+
+def test_mamba_pool_size_from_the_assert_message(tmp_path: Path) -> None:
+    tail = (
+        "AssertionError: Not enough space for mamba cache, try to increase --mamba-full-memory-ratio or "
+        "--max-mamba-cache-size. mid=None, self.mamba_pool.size=40, self.mamba_pool.available_size()=0, len(reqs)=4"
+    )
+    f = only(analyze(write(tmp_path, _scheduler_tb(SERVING_LOOP, tail))), "mamba-pool-exhausted")
+    assert f.data["max_mamba_cache_size"] == 40
+    assert f.data["suggested_max_running_requests"] == 36  # 40 slots, one per request, 90 %
+
+
+CAPTURE = [
+    ("managers/scheduler.py", "__init__"),
+    ("model_executor/model_runner.py", "init_device_graphs"),
+    ("model_executor/cuda_graph_runner.py", "__init__"),
+]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "CUDA error: an illegal memory access was encountered",
+        "CUDA error: operation not permitted when stream is capturing",
+    ],
+)
+def test_graph_capture_failure_that_is_not_an_oom(tmp_path: Path, error: str) -> None:
+    tail = (
+        f"Exception: Capture cuda graph failed: {error}\nPossible solutions:\n"
+        "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+        "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
+    )
+    a = analyze(write(tmp_path, _scheduler_tb(CAPTURE, tail)))
+    assert "cuda-oom" not in a.fired()
+    assert "spec-draft-load-failure" not in a.fired()
+
+
+@pytest.mark.parametrize(
+    ("tail", "numbers"),
+    [
+        # torch < 2.1
+        (
+            ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; "
+            "75.12 GiB already allocated; 1.02 GiB free; 76.90 GiB reserved in total by PyTorch)"),
+            {"gpu": 0, "total_capacity_gib": 79.35, "tried_to_allocate_mib": 2048.0},
+        ),
+        # ROCm
+        (
+            ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 512.00 MiB. GPU 3 has a total capacity "
+            "of 191.98 GiB of which 128.00 MiB is free."),
+            {"gpu": 3, "total_capacity_gib": 191.98, "tried_to_allocate_mib": 512.0, "free_mib": 128.0},
+        ),
+    ],
+)
+def test_cuda_oom_numbers_in_every_wording(tmp_path: Path, tail: str, numbers: dict[str, float]) -> None:
+    a = analyze(write(tmp_path, oom_log([("model_executor/model_runner.py", "forward_decode")], tail=tail)))
+    f = only(a, "cuda-oom")
+    assert f.data["oom"] == numbers
+
+
+def test_oom_fact_and_rule_read_the_same_numbers() -> None:
+    from logparse.run.facts import _oom_fields
+    from logparse.run.oom import oom_numbers
+
+    text = OOM + "\n"
+    assert _oom_fields(text) == oom_numbers(text) == {
+        "gpu": 0, "total_capacity_gib": 79.1, "tried_to_allocate_mib": 1792.0, "free_mib": 1044.48}
+    assert _oom_fields("Tried to allocate 2.00 GiB") == {}  # not an OOM message
+
+
+def test_kv_pool_fraction_in_the_new_wording(tmp_path: Path) -> None:
+    log = (
+        "[2026-03-07 15:30:10 TP0] Load weight begin. avail mem=78.31 GB\n"
+        "[2026-03-07 15:30:18 TP0] Load weight end. type=Qwen3ForCausalLM, avail mem=16.71 GB, mem usage=61.60 GB.\n"
+        + _scheduler_tb([("mem_cache/pool_configurator.py", "__post_init__")],
+                        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+                        "Current value: mem_fraction_static=0.66")
+    )
+    a = analyze(write(tmp_path, log))
+    f = only(a, "kv-pool-no-room")
+    assert f.data["current_mem_fraction_static"] == 0.66
+    assert "cuda-oom" not in a.fired()
+
+
+DIED = ("RuntimeError: Rank 0 scheduler died during initialization (exit code: {code}). If exit code is -9 "
+        "(SIGKILL), a common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.")
+
+
+@pytest.mark.parametrize(("code", "fires"), [(-9, True), (-3, False), (137, True)])
+def test_sigkill_exit_code_in_the_exception(tmp_path: Path, code: int, fires: bool) -> None:
+    """The 0.5.10+ message names -9 in its hint whatever the exit code was: only the stated code counts."""
+    log = (
+        "[2026-03-07 15:30:19] Traceback (most recent call last):\n"
+        f'  File "{SG}/entrypoints/engine.py", line 900, in _launch_subprocesses\n    raise RuntimeError(\n'
+        + DIED.format(code=code) + "\n"
+    )
+    a = analyze(write(tmp_path, log))
+    assert ("host-oom" in a.fired()) is fires
+    if fires:
+        assert only(a, "host-oom").data["exit_code"] == code
+
+
+def test_old_kv_cache_pool_leak_wording(tmp_path: Path) -> None:
+    log = "[2024-06-07 15:40:00 TP0] KV cache pool leak detected!available_size=123, self.max_total_num_tokens=456\n"
+    f = only(analyze(write(tmp_path, log)), "memory-leak-detected")
+    assert f.data["values"] == {"available_size": 123, "max_total_num_tokens": 456}
+    assert f.data["raised"] is False
+
+
+def test_request_slot_exhaustion_is_kv_cache_exhausted(tmp_path: Path) -> None:
+    tail = ("RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for "
+            "`--max-running-requests`. req_to_token_pool.available_size()=0, num_reqs=1, ")
+    a = analyze(write(tmp_path, SERVING + _scheduler_tb(SERVING_LOOP[:4], tail)))
+    f = only(a, "kv-cache-exhausted")
+    assert f.severity == Severity.ERROR and "alloc_req_slots" in f.message
+    assert "cuda-oom" not in a.fired()

@@ -30,9 +30,9 @@ from logparse.model.events import (
     Traceback,
     WeightLoadEnd,
 )
-from logparse.model.lazyre import lazy_compile
 from logparse.parsing import colstats
 from logparse.parsing.records import root_exception
+from logparse.run.oom import oom_numbers
 from logparse.run.ranks import is_sglang_rank
 from logparse.run.serving import _max, _mean, _num
 
@@ -262,27 +262,8 @@ class FactsView:
             out["quant_block"] = int(m.group(1))
 
 
-_OOM_GPU = lazy_compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB")
-_OOM_GPU_CUT = lazy_compile(r"GPU (\d+) has a total capacity")
-_OOM_TRIED = lazy_compile(r"Tried to allocate ([\d.]+) (MiB|GiB|KiB)")
-_OOM_FREE = lazy_compile(r"of which ([\d.]+) (MiB|GiB|KiB) is free")
-
-
 def _oom_fields(text: str) -> dict[str, Any]:
+    """The numbers of a CUDA OOM in the failure text; run/oom.py owns them (catalog cuda-oom-numbers)."""
     if "out of memory" not in text.lower():
         return {}
-    out: dict[str, Any] = {}
-    if m := _OOM_GPU.search(text):
-        out["gpu"] = int(m.group(1))
-        out["total_capacity_gib"] = float(m.group(2))
-    elif m := _OOM_GPU_CUT.search(text):
-        out["gpu"] = int(m.group(1))
-    if m := _OOM_TRIED.search(text):
-        out["tried_to_allocate_mib"] = _to_mib(float(m.group(1)), m.group(2))
-    if m := _OOM_FREE.search(text):
-        out["free_mib"] = _to_mib(float(m.group(1)), m.group(2))
-    return out
-
-
-def _to_mib(value: float, unit: str) -> float:
-    return round(value * {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}[unit], 2)
+    return oom_numbers(text)
