@@ -125,3 +125,95 @@ def test_ima_without_a_backend_says_how_to_find_it(tmp_path: Path) -> None:
     [f] = named(a, "illegal-memory-access")
     assert f.data["backend"] is None
     assert "CUDA_LAUNCH_BLOCKING=1" in f.remedy
+
+
+# --------------------------------------------------------------------------- structure, not words
+
+SGK = "/usr/local/lib/python3.12/dist-packages/sgl_kernel"
+
+
+def _common_ops_report(detail: str, capability: int = 120) -> str:
+    """sgl-kernel's load report as load_utils.py prints it: the ImportError's message starts on the
+    line after `ImportError:`."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "{SG}/layers/quantization/fp8_kernel.py", line 49, in <module>\n'
+        "    from sgl_kernel import sgl_per_token_group_quant_fp8\n"
+        f'  File "{SGK}/__init__.py", line 5, in <module>\n'
+        "    common_ops = _load_architecture_specific_ops()\n"
+        f'  File "{SGK}/load_utils.py", line 188, in _load_architecture_specific_ops\n'
+        "    raise ImportError(error_msg)\n"
+        "ImportError: \n"
+        "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+        "\n"
+        "Attempted locations:\n"
+        f"1. Architecture-specific pattern: {SGK}/sm100/common_ops.* - found files: ['{SGK}/sm100/common_ops.abi3.so']\n"
+        f"2. Fallback pattern: {SGK}/common_ops.* - found files: []\n"
+        "3. Standard Python import: common_ops - failed\n"
+        "\n"
+        "GPU Info:\n"
+        f"- Compute capability: {capability}\n"
+        f"- Expected variant: SM{capability} (precise math for compatibility)\n"
+        "\n"
+        "Please ensure sgl_kernel is properly installed with:\n"
+        "pip install --upgrade sgl_kernel\n"
+        "\n"
+        "Error details from previous import attempts:\n"
+        f"{detail}\n"
+        "- ModuleNotFoundError: No module named 'common_ops'\n"
+        "\n"
+    )
+
+
+def test_common_ops_report_is_one_failure_that_claims_its_import_error(tmp_path: Path) -> None:
+    detail = f"- ImportError: {SGK}/sm100/common_ops.abi3.so: undefined symbol: _ZN3c1013MessageLoggerC1EPKciib"
+    a = run(tmp_path, "$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B\n" + _common_ops_report(detail))
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data == {"library": "sgl_kernel", "symbol": "_ZN3c1013MessageLoggerC1EPKciib", "cause": "torch-abi"}
+    assert f.first_line == 2  # the traceback that raised the report is part of the finding
+    assert "scheduler-crash" not in a.fired()
+    assert a.root_cause is f
+
+
+def test_common_ops_report_names_a_missing_runtime_library(tmp_path: Path) -> None:
+    a = run(tmp_path, _common_ops_report("- ImportError: libnvrtc.so.13: cannot open shared object file", 86))
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data["cause"] == "missing-library" and f.data["missing"] == "libnvrtc.so.13"
+    assert "libnvrtc.so.13" in f.remedy
+    assert "scheduler-crash" not in a.fired()
+
+
+def test_a_lone_critical_line_is_not_merged_with_a_later_traceback(tmp_path: Path) -> None:
+    text = ("[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+            "Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 3306, in run_scheduler_process\n'
+            "    scheduler.event_loop_normal()\n"
+            "ImportError: /opt/venv/lib/python3.12/site-packages/flashinfer/_C.so: undefined symbol: cuTensorMapEncodeTiled\n")
+    a = run(tmp_path, text)
+    found = named(a, "kernel-library-mismatch")
+    assert {f.data.get("cause") for f in found} == {"load-failure", "driver-api"}
+
+
+def test_torch_symbols_are_read_from_the_mangled_namespace() -> None:
+    from logparse.rules.kernels.library import is_driver_symbol, is_torch_symbol
+
+    assert is_torch_symbol("_ZN3c1013MessageLoggerC1EPKciib")
+    assert is_torch_symbol("_ZNK2at10TensorBase8data_ptrIfEEPT_v")
+    assert not is_torch_symbol("_ZN9attention6kernelEv")  # 'attention' merely starts with 'at'
+    assert is_driver_symbol("cuGreenCtxStreamCreate") and not is_driver_symbol("cudaMalloc")
+
+
+def test_fault_inside_a_draft_graph_capture_is_a_kernel_fault_not_a_draft_failure(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE3 --speculative-draft-model-path d\n"
+            "[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 352, in __init__\n'
+            "    self.draft_worker = EAGLEWorker(\n"
+            f'  File "{SG}/speculative/eagle_worker.py", line 130, in __init__\n'
+            "    self.init_cuda_graphs()\n"
+            f'  File "{SG}/speculative/eagle_draft_cuda_graph_runner.py", line 95, in __init__\n'
+            "    raise Exception(\n"
+            "Exception: Capture cuda graph failed: CUDA error: an illegal memory access was encountered\n\n")
+    a = run(tmp_path, text)
+    assert "spec-draft-load-failure" not in a.fired()
+    [f] = named(a, "illegal-memory-access")
+    assert a.root_cause is f

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logparse.engine.core import analyze
-from logparse.rules.speculative import implied_token_acceptance
+from logparse.rules.speculative.measure import implied_token_acceptance
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
 from tests.conftest import findings_named as named
@@ -234,3 +234,73 @@ def test_spec_inactive_when_no_accept_fields(tmp_path: Path) -> None:
     a = run(tmp_path, text)
     [f] = named(a, "spec-inactive")
     assert "prints an accept length" in f.message
+
+
+# --------------------------------------------------------------------------- structure, not words
+
+
+def test_capture_not_permitted_while_capturing_is_not_a_draft_failure(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-draft-model-path d\n"
+            "[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 352, in __init__\n'
+            "    self.draft_worker = EAGLEWorker(\n"
+            f'  File "{SG}/speculative/eagle_draft_extend_cuda_graph_runner.py", line 120, in __init__\n'
+            "    raise Exception(\n"
+            "Exception: Capture cuda graph failed: CUDA error: operation not permitted when stream is capturing\n\n")
+    a = run(tmp_path, text)
+    assert "spec-draft-load-failure" not in a.fired()
+
+
+def test_draft_capture_failing_in_the_draft_model_is_a_draft_failure(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-draft-model-path d\n"
+            "[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 352, in __init__\n'
+            "    self.draft_worker = EAGLEWorker(\n"
+            f'  File "{SG}/speculative/eagle_draft_cuda_graph_runner.py", line 95, in __init__\n'
+            "    raise Exception(\n"
+            "Exception: Capture cuda graph failed: The size of tensor a (8) must match the size of tensor b (6) at "
+            "non-singleton dimension 1\n\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "spec-draft-load-failure")
+    assert "capture" in f.remedy
+
+
+def test_spec_v1_fallback_warning_is_not_a_topk_conflict(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-eagle-topk 4\n"
+            "[2026-03-02 10:00:00] Spec v1 is used for eagle/eagle3/standalone speculative decoding because spec v2 "
+            "currently only supports topk = 1.\n")
+    a = run(tmp_path, text)
+    assert "spec-v2-topk-conflict" not in a.fired()
+
+
+def test_argument_words_after_the_server_was_up_are_not_an_argument_check(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE\n"
+            "[2026-03-02 10:00:00] The server is fired up and ready to roll!\n"
+            "[2026-03-02 10:05:00] ValueError: draft token ids out of range for the speculative verify step\n")
+    a = run(tmp_path, text)
+    assert "spec-config-invalid" not in a.fired()
+
+
+def test_bare_assert_in_the_eagle_family_step_of_newer_releases(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path zai-org/GLM-4.6 --speculative-algorithm EAGLE "
+            "--speculative-eagle-topk 1\n"
+            "Traceback (most recent call last):\n"
+            f'  File "{SG}/server_args.py", line 724, in __post_init__\n'
+            "    handle_speculative_decoding(self)\n"
+            f'  File "{SG}/speculative/spec_args.py", line 330, in _handle_eagle_family\n'
+            "    assert (\n"
+            "AssertionError\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "spec-config-invalid")
+    assert "all three" in f.remedy
+
+
+def test_lazy_extra_buffer_under_pd_does_not_ask_for_no_buffer(tmp_path: Path) -> None:
+    text = ("Traceback (most recent call last):\n"
+            f'  File "{SG}/server_args.py", line 1230, in _handle_mamba_radix_cache\n'
+            "    assert (\n"
+            "AssertionError: extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy "
+            "extra_buffer.\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "spec-mamba-extra-buffer")
+    assert f.data.get("needs") != "no_buffer"
