@@ -33,10 +33,19 @@ def test_bad_fires_and_good_does_not(folder: Path) -> None:
     bad, good = folder / "bad.log", folder / "good.log"
     assert bad.is_file() and good.is_file(), f"{name}: needs bad.log and good.log"
 
+    _assert_fires(name, bad)
+
+    b = analyze(str(good))
+    assert not b.rule_errors, b.rule_errors
+    assert name not in b.fired(), f"{name}: good.log fires it: " + "; ".join(
+        f.message for f in b.all_findings() if f.name == name)
+
+
+def _assert_fires(name: str, bad: Path) -> None:
     a = analyze(str(bad))
     assert not a.rule_errors, a.rule_errors
     mine = [f for f in a.all_findings() if f.name == name]
-    assert mine, f"{name}: bad.log does not fire it; fired {sorted(a.fired())}"
+    assert mine, f"{name}: {bad.name} does not fire it; fired {sorted(a.fired())}"
     n_lines = sum(1 for _ in bad.open(encoding="utf-8", errors="replace"))
     for f in mine:
         assert f.message.strip() and f.remedy.strip(), f"{name}: empty message or remedy"
@@ -45,10 +54,14 @@ def test_bad_fires_and_good_does_not(folder: Path) -> None:
             assert 1 <= ev.line <= ev.end_line <= n_lines + 1, (name, ev.line, ev.end_line, n_lines)
         assert any(text for ev in f.evidence for _, text in ev.lines), f"{name}: evidence texts not filled"
 
-    b = analyze(str(good))
-    assert not b.rule_errors, b.rule_errors
-    assert name not in b.fired(), f"{name}: good.log fires it: " + "; ".join(
-        f.message for f in b.all_findings() if f.name == name)
+
+# `bad-2.log`, …: further independent real occurrences of the problem (another release, wording, shape).
+FURTHER_BAD = sorted(RULE_FIXTURES.glob("*/bad-*.log"))
+
+
+@pytest.mark.parametrize("bad", FURTHER_BAD, ids=[f"{p.parent.name}/{p.name}" for p in FURTHER_BAD])
+def test_further_bad_logs_fire_too(bad: Path) -> None:
+    _assert_fires(bad.parent.name, bad)
 
 
 # --------------------------------------------------------------------------- whole-run scenarios
