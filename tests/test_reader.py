@@ -1048,6 +1048,7 @@ def test_report_as_dict_is_json(tmp_path: Path) -> None:
         "ansi_stripped",
         "wrapped",
         "long_lines",
+        "damaged_numbers",
         "flagged",
         "missing_final_newline",
         "damaged",

@@ -31,6 +31,8 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from logparse.model.numbers import to_int
+
 __all__ = [
     "MAX_LINE_CHARS",
     "InputError",
@@ -102,6 +104,9 @@ class ReadReport:
     ansi_stripped: int = 0
     wrapped: int = 0
     long_lines: int = 0
+    # Numeric fields the grammar expected but could not use (inf, nan, 400 digits…): the line is
+    # kept, the field left out (logparse.model.numbers); counted by the pipeline.
+    damaged_numbers: int = 0
     flagged: list[tuple[int, str]] = field(default_factory=list)
     missing_final_newline: bool = False
     damaged: str | None = None
@@ -121,6 +126,7 @@ class ReadReport:
             "ansi_stripped": self.ansi_stripped,
             "wrapped": self.wrapped,
             "long_lines": self.long_lines,
+            "damaged_numbers": self.damaged_numbers,
             "flagged": [[no, reason] for no, reason in self.flagged],
             "missing_final_newline": self.missing_final_newline,
             "damaged": self.damaged,
@@ -460,7 +466,8 @@ def _match_prefix(s: str) -> _Prefix | None:
     if c == "(":
         m = _RAY_RE.match(s)
         if m:
-            return ("ray", None, None, int(m[2]), m[1], m[3], None, None, m.end())
+            # A damaged pid (thousands of digits) is None: the line keeps its other metadata.
+            return ("ray", None, None, to_int(m[2]), m[1], m[3], None, None, m.end())
         return None
     if c == "[":
         if s[11:12] != "T":
@@ -535,7 +542,7 @@ def _match_prefix(s: str) -> _Prefix | None:
                     "custom-logging",
                     f"{m[1]} {m[2]}{_frac(m[3])}",
                     None,
-                    int(m[5]),
+                    to_int(m[5]),
                     None,
                     None,
                     m[4],
