@@ -127,3 +127,49 @@ def test_awq_alignment_says_what_would_decide() -> None:
     assert f.data["model"] == "MiniCPMV"
     assert "group_size" in f.remedy and "config.json" in f.remedy
     assert "scheduler-crash" not in a.fired()  # the TP0 traceback after the message is claimed
+
+
+# --------------------------------------------------------------------------- families across releases (catalog)
+
+
+def test_block_k_partition(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-235B-A22B-FP8 --tp 8 --port 30000\n"
+            + scheduler_tb("TP0", "ValueError: Weight input_size_per_partition = 176 is not divisible by weight "
+                                  "quantization block_k = 128."))
+    a = run(tmp_path, text)
+    [f] = named(a, "quant-block-misaligned")
+    assert f.data["partition"] == "input_size_per_partition" and f.data["block_name"] == "block_k"
+    assert f.data["full_size"] == 1408 and f.data["tp_candidates"] == [1]
+    assert "--tp 1" in f.remedy
+
+
+def test_moe_tp_divisibility(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen1.5-MoE-A2.7B --tp 3 --port 30000\n"
+            + scheduler_tb("TP0", "ValueError: moe_intermediate_size 1408 must be divisible by moe_tp_size (3) "
+                                  "which is tp_size (3) divided by moe_ep_size (1)."))
+    [f] = named(run(tmp_path, text), "quant-block-misaligned")
+    assert f.data["moe_intermediate_size"] == 1408 and f.data["moe_tp_size"] == 3
+    assert f.data["moe_tp_candidates"] == [1, 2, 4, 8, 16, 32]
+    assert "tp/ep is one of [1, 2, 4, 8, 16, 32]" in f.remedy
+
+
+@pytest.mark.parametrize("exc", [
+    ("ValueError: Weight input_size_per_partition = 3696 is not divisible by min_thread_k = 128. Consider reducing "
+    "tensor_parallel_size or running with --quantization gptq."),
+    ("ValueError: Weight input_size_per_partition = 3696 is not divisible by group_size = 128. Consider reducing "
+    "tensor_parallel_size or running with --quantization gptq."),
+])
+def test_marlin_group_alignment_is_undecidable(tmp_path: Path, exc: str) -> None:
+    [f] = named(run(tmp_path, scheduler_tb("TP1", exc)), "quant-block-misaligned")
+    assert f.data["undecidable"] is True and f.ranks == ["TP1"]
+
+
+def test_ue8m0_assert_followed_by_an_illegal_memory_access(tmp_path: Path) -> None:
+    text = ("Assertion failed: deep_gemm/include/deep_gemm/impls/smxx_layout.cuh:131, condition: (values[j] & "
+            "0x807fffffu) == 0\n"
+            "[2026-03-02 10:00:01 TP0] RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "deepgemm-scale-format")
+    assert f.data["assert"] == "(values[j] & 0x807fffffu) == 0"
+    assert {e.line for e in f.evidence} == {1, 2}
+    assert "illegal-memory-access" not in a.fired()
