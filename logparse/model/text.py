@@ -1,6 +1,9 @@
-"""Text normalisation shared by every layer: number masking (finding identity) and short excerpts."""
+"""Text helpers shared by every layer: number masking (finding identity), short excerpts, and the
+dated timestamps of a line the grammar kept as text only."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from logparse.model.lazyre import lazy_compile
 
@@ -26,3 +29,18 @@ def short(text: str, n: int = 200) -> str:
     """The text on one line (whitespace runs collapsed), cut to `n` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# A dated timestamp as loggers print it (`2025-03-07 09:20:03`, ISO `2025-03-07T09:20:03`).
+_DATED_TS = lazy_compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\b")
+
+
+def dated_timestamps(text: str) -> list[datetime]:
+    """Every valid dated timestamp in a line of text (impossible dates are skipped)."""
+    out = []
+    for m in _DATED_TS.finditer(text):
+        try:
+            out.append(datetime.fromisoformat(m.group(0).replace("T", " ")))
+        except ValueError:
+            pass
+    return out
