@@ -21,6 +21,7 @@ from logparse.model.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
+from logparse.model.numbers import to_int
 from logparse.run.launches import FLAG_ALIASES
 from logparse.run.model import run_of
 from logparse.run.ranks import is_sglang_rank, rank_key
@@ -90,8 +91,9 @@ class ConfigView:
         nums = set()
         for tag in self.ranks:
             for part in tag.split():
-                if part.startswith(prefix) and part[len(prefix):].isdigit():
-                    nums.add(int(part[len(prefix):]))
+                n = to_int(part[len(prefix):]) if part.startswith(prefix) and part[len(prefix):].isdigit() else None
+                if n is not None:
+                    nums.add(n)
         if len(nums) >= 2 and nums == set(range(len(nums))):
             return len(nums)
         return None

@@ -30,6 +30,7 @@ from logparse.model.events import (
     Traceback,
     WeightLoadEnd,
 )
+from logparse.model.numbers import present, to_int
 from logparse.parsing import colstats
 from logparse.parsing.records import root_exception
 from logparse.run.oom import oom_numbers
@@ -180,7 +181,7 @@ class FactsView:
             for t in log.of(CppTerminate):
                 m = re.search(r"\bRank (\d+)\]", t.what)
                 if m:
-                    out["nccl_timeout"] = {"rank": int(m.group(1))}
+                    out["nccl_timeout"] = present(rank=to_int(m.group(1)))
                     break
         sw = log.of(SglangWatchdog)
         if sw and sw[0].timeout_s is not None:
@@ -244,13 +245,13 @@ class FactsView:
         else:
             m = re.search(r"exit code:? (-?\d+)", text)
             if m:
-                out["exit_code"] = int(m.group(1))
+                out.update(present(exit_code=to_int(m.group(1))))
         m = re.search(r"\[Errno (\d+)\]", text)
         if m:
-            out["errno"] = int(m.group(1))
+            out.update(present(errno=to_int(m.group(1))))
         m = re.search(r"res=<Response \[(\d{3})\]>", text)
         if m:
-            out["warmup_http_status"] = int(m.group(1))
+            out.update(present(warmup_http_status=to_int(m.group(1))))
         oom = _oom_fields(text)
         if oom:
             out["oom"] = oom
@@ -259,7 +260,7 @@ class FactsView:
             out["cuda_error"] = m.group(1)
         m = re.search(r"block_n = (\d+)", text)
         if m:
-            out["quant_block"] = int(m.group(1))
+            out.update(present(quant_block=to_int(m.group(1))))
 
 
 def _oom_fields(text: str) -> dict[str, Any]:

@@ -7,11 +7,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from logparse.model.events import Event
+from logparse.model.numbers import MAX_INT_CHARS
+
+
+def _tag_number(digits: str) -> int:
+    """The number of a rank tag; a damaged one (thousands of digits: Python's int-string limit)
+    sorts after every real rank instead of raising."""
+    return int(digits) if len(digits) <= MAX_INT_CHARS else 10**MAX_INT_CHARS
 
 
 def rank_key(tag: str) -> tuple[Any, ...]:
     """Sort rank tags numerically: 'TP2' < 'TP10'; 'DP1 TP1' by DP then TP."""
-    return tuple((re.sub(r"\d+", "", part), int(re.sub(r"\D", "", part) or 0)) for part in tag.split())
+    return tuple((re.sub(r"\d+", "", part), _tag_number(re.sub(r"\D", "", part) or "0")) for part in tag.split())
 
 
 def is_sglang_rank(e: Event) -> bool:
@@ -43,6 +50,6 @@ def _successor(a: str, b: str) -> bool:
     """Whether every number of tag b is the same number of tag a plus one ('DP1 TP1' → 'DP2 TP2')."""
     if re.sub(r"\d+", "#", a) != re.sub(r"\d+", "#", b):
         return False
-    na = [int(x) for x in re.findall(r"\d+", a)]
-    nb = [int(x) for x in re.findall(r"\d+", b)]
+    na = [_tag_number(x) for x in re.findall(r"\d+", a)]
+    nb = [_tag_number(x) for x in re.findall(r"\d+", b)]
     return bool(na) and all(y == x + 1 for x, y in zip(na, nb, strict=True))

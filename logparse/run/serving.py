@@ -24,7 +24,8 @@ def _max(values: Sequence[float]) -> float | None:
 
 def _num(value: float) -> float | int:
     """JSON numbers as printed: 48.0 → 48."""
-    return int(value) if value == int(value) and abs(value) < 2**53 else value
+    # abs() first: int() of inf or nan raises.
+    return int(value) if abs(value) < 2**53 and value == int(value) else value
 
 
 def is_nan(v: float) -> bool:
