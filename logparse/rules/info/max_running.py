@@ -1,0 +1,83 @@
+"""max-running-requests-capped: SGLang capped the number of running requests on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.model.events import Event, KnownMessage, SchedulerLimits, Severity
+from logparse.model.findings import Finding
+from logparse.rules.context import RuleContext
+from logparse.rules.performance import round_bs
+from logparse.rules.registry import rule
+
+
+@rule(code="INFO002", name="max-running-requests-capped", family="info", severity=Severity.INFO,
+      needs=("events", "serving"))
+def max_running_requests_capped(ctx: RuleContext) -> Iterator[Finding]:
+    """SGLang capped the number of running requests on its own.
+
+    **What it means**
+    Argument processing lowered `--max-running-requests` and said why: `Max running requests is reset
+    to 48 for speculative decoding. You can override this by explicitly setting
+    --max-running-requests.` The finding reports the cap, the reason, and whether the serving stats
+    reached it while requests queued.
+
+    **Why it matters**
+    Under load no more than N requests decode at once; the rest wait in the queue (`#queue-req` grows,
+    TTFT rises) even when the KV cache has room.
+
+    **Example**
+    ```
+    Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests.
+    ```
+
+    **Fix**
+    Set `--max-running-requests` explicitly when the KV cache has room for more (with speculative
+    decoding also `--cuda-graph-max-bs` to match), or keep the cap.
+    """
+    resets: list[tuple[Event, int, str]] = []
+    for e in ctx.log.of(KnownMessage):
+        if e.code == "max-running-reset":
+            # The grammar's fields; the catalog's wording family when a damaged line lost them.
+            said = ctx.match("max-running-reset", e.text) or {}
+            n = e.fields.get("max_running_requests")
+            if n is None:
+                n = said.get("max_running_requests")
+            reason = e.fields.get("reason") or said.get("reason") or ""
+            if isinstance(n, int):
+                resets.append((e, n, str(reason).strip()))
+    if not resets:
+        return
+    ev, cap, reason = resets[-1]
+    data: dict[str, Any] = {"max_running_requests": cap, "reason": reason or None, "messages": len(resets)}
+    d = ctx.log.decode
+    running, queue, usage = d.cols["running"], d.cols["queue"], d.cols["token_usage"]
+    at_cap = [i for i in range(len(d)) if running[i] == running[i] and running[i] >= cap]
+    queued = [i for i in at_cap if queue[i] == queue[i] and queue[i] > 0]
+    why = f" for {reason}" if reason and not reason.startswith("because") else (f" {reason}" if reason else "")
+    message = f"Max running requests capped at {cap}{why} by SGLang (not set explicitly)"
+    remedy = f"set `--max-running-requests` explicitly if the KV cache has room for more than {cap}; otherwise keep it"
+    lines = [(ev.line, ev.line)]
+    if queued:
+        qmax = int(max(queue[i] for i in queued))
+        u = [usage[i] for i in queued if usage[i] == usage[i]]
+        umax = max(u) if u else None
+        data.update(lines_at_cap_with_queue=len(queued), queue_req_max_at_cap=qmax, token_usage_at_cap=umax)
+        message += (f"; the decode batch reached {cap} on {len(queued)} stats lines while up to {qmax} requests queued"
+                    + (f", with KV token usage only {umax:.2f}" if umax is not None else ""))
+        if umax is not None and umax < 0.5:
+            new = int(cap * min(2.0, 0.8 / max(umax, 0.05)))
+            new = max(new, cap + 1)
+            data["suggested_max_running_requests"] = new
+            spec = "specul" in reason.lower()  # the grammar's reason field: "speculative decoding"
+            remedy = (f"`--max-running-requests {new}` (KV usage was {umax:.2f} at {cap} running)"
+                      + (f" with `--cuda-graph-max-bs {round_bs(new)}` so the larger batches keep CUDA graphs"
+                         if spec else "") + ", if throughput matters more than per-request latency")
+        lines += [(d.line[queued[0]], d.line[queued[0]])]
+    limits = ctx.log.of(SchedulerLimits)
+    if limits and limits[-1].max_running_requests is not None:
+        data["max_running_requests_effective"] = limits[-1].max_running_requests
+        lines.append((limits[-1].line, limits[-1].line))
+    yield ctx.finding("max-running-requests-capped", message, remedy, lines=sorted(set(lines)), data=data, claim=False,
+                      fingerprint="max-running-requests-capped")
