@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logparse.model.numbers import MAX_COUNT, to_float_or_none, to_int
 from logparse.model.events import (
     BenchBanner,
     BenchOneBatchResult,
@@ -42,18 +43,17 @@ __all__ = ["BLOCK_TITLES", "SECTION_TITLES", "SERVING_FIELDS", "BenchAssembler",
 
 
 def _int(value: str) -> int | None:
-    try:
-        return int(value)
-    except ValueError:
-        num = _float(value)
-        return int(num) if num is not None and num.is_integer() else None
+    """An integer field ('42' or '42.0'); None for damaged text (inf, nan, oversized)."""
+    t = value.strip()
+    if t.lstrip("+-").isdigit():
+        return to_int(t)
+    num = _float(t)
+    return int(num) if num is not None and num.is_integer() and abs(num) <= MAX_COUNT else None
 
 
 def _float(value: str) -> float | None:
-    try:
-        return float(value.rstrip("%"))
-    except ValueError:
-        return None
+    """A finite float field ('12.5', '97%'); None for damaged text (inf, nan, oversized)."""
+    return to_float_or_none(value.rstrip("%"))
 
 
 def _str(value: str) -> str:

@@ -27,6 +27,8 @@ MAX_LISTED_LINES = 10
 
 def bucket_of(running: float) -> tuple[int, int]:
     """The concurrency bucket (lo, hi) of a #running-req value: 1, 2, 3–4, 5–8, 9–16, …"""
+    if not abs(running) < 2**53:  # nan, inf: no bucket (int() would raise)
+        return (0, 0)
     r = int(running)
     if r <= 0:
         return (0, 0)
@@ -66,7 +68,7 @@ def stat(values: np.ndarray, *, nd: int = 2, p10: bool = False) -> dict[str, Any
 
 
 def _num(v: float) -> float | int:
-    return int(v) if v == int(v) else v
+    return int(v) if abs(v) < 2**53 and v == int(v) else v  # abs() first: int() of inf/nan raises
 
 
 def columns(cols: StatsColumns, names: tuple[str, ...]) -> dict[str, np.ndarray]:
