@@ -223,3 +223,45 @@ def test_uvicorn_bind_error_is_the_http_port(tmp_path: Path) -> None:
     [f] = named(a, "port-in-use")
     assert f.data["ports"] == {"port": 30000}
     assert "ss -ltnp | grep :30000" in f.remedy and "--port 30010" in f.remedy
+
+
+# --------------------------------------------------------------------------- structure, not words
+
+_CONSTRAINT_WORDED = ("[2026-03-07 15:31:12 TP0] AssertionError: radix tree lock count went negative; try "
+                      "--disable-radix-cache")
+_DECODE = ("[2026-03-07 15:31:10 TP0] Decode batch, #running-req: 32, #token: 25316, token usage: 0.06, cuda graph: "
+           "True, gen throughput (token/s): 2876.45, #queue-req: 0")
+_SCHED_FRAME = ('  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 3183, in '
+                "run_scheduler_process")
+
+
+def _log(*lines: str) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def test_a_constraint_worded_assertion_while_serving_is_not_rejected_arguments(tmp_path: Path) -> None:
+    a = run(tmp_path, _log("[2026-03-07 15:30:31] The server is fired up and ready to roll!", _DECODE,
+                           _CONSTRAINT_WORDED))
+    assert "invalid-server-args" not in a.fired()
+    assert a.outcome != "crashed-at-startup"
+
+
+def test_the_same_frameless_assertion_at_startup_is_rejected_arguments(tmp_path: Path) -> None:
+    a = run(tmp_path, _log("[2026-03-07 15:30:01 TP0] Load weight begin. avail mem=78.12 GB", _CONSTRAINT_WORDED))
+    (f,) = named(a, "invalid-server-args")
+    assert "--disable-radix-cache" in f.message
+
+
+def test_an_exception_without_a_message_is_not_searched_for_an_empty_string(tmp_path: Path) -> None:
+    a = run(tmp_path, _log("[2025-11-05 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+                           _SCHED_FRAME, "    scheduler = Scheduler(", "RuntimeError"))
+    (f,) = named(a, "scheduler-crash")
+    assert "''" not in f.remedy and "no message" in f.message
+
+
+def test_a_cut_tracing_record_needs_its_error_level(tmp_path: Path) -> None:
+    cut = "2025-11-05T01:56:54.292138Z ERROR scheduler.run_sch\n"
+    (f,) = named(run(tmp_path, cut), "scheduler-crash")
+    assert f.data["cut"] is True and f.data["target"] == "scheduler.run_sch"
+    info = cut.replace(" ERROR ", "  INFO ")
+    assert "scheduler-crash" not in run(tmp_path, info, name="info.log").fired()
