@@ -90,7 +90,9 @@ def main() -> None:
 @click.option("--jobs", type=click.IntRange(1, 64), default=_jobs_default, show_default="2 on 2+ cores",
               help="Processes for one large plain file (byte-range split).")
 @click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
-def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False) -> None:
+@click.option("--run", "one_run", is_flag=True,
+              help="The files are one run (per node or per rank): merge them by timestamp and analyze them as one.")
+def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False, one_run: bool = False) -> None:
     """Analyze logs: outcome, root cause, startup, serving, benchmarks, coverage.
 
     PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside) or - for stdin.
@@ -98,7 +100,14 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
     from logparse.engine.core import analyze as run
 
     files = resolve_inputs(paths)
-    analyses = [run(f, jobs=jobs) for f in files]
+    if one_run and len(files) > 1:
+        from logparse.engine.core import analyze_log
+        from logparse.parsing.pipeline import parse_file
+        from logparse.run.merge import merge_logs
+
+        analyses = [analyze_log(merge_logs([parse_file(f, jobs=jobs) for f in files]))]
+    else:
+        analyses = [run(f, jobs=jobs) for f in files]
     if fmt == "json":
         from logparse.render.json import render
 

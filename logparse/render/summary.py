@@ -19,6 +19,7 @@ from logparse.run.vocab import ERROR_EVENTS
 
 if TYPE_CHECKING:
     from logparse.engine.core import Analysis
+    from logparse.model.findings import Finding
 
 MAX_MESSAGE = 300
 
@@ -61,6 +62,9 @@ def startup_summary(analysis: Analysis) -> dict[str, Any]:
             "phases": [p.as_dict() for p in plist],
         }
     out["ranks"] = ranks
+    origins = analysis.log.derived.get("origins")
+    if origins is not None and ready is not None and (place := origins.locate(ready.line)) is not None:
+        out["ready_file"], out["ready_line"] = place  # a merged run: the line in its own file
     slow = lc.slowest_rank
     if slow is not None:
         plist = phases[slow]
@@ -98,16 +102,28 @@ def benchmarks_summary(analysis: Analysis) -> list[dict[str, Any]]:
     return out
 
 
+def _finding_dict(f: Finding, merged: bool) -> dict[str, Any]:
+    """A finding as JSON; in a run merged from several files, each evidence line names its file."""
+    out = f.as_dict()
+    if merged:
+        files = [ev.file for ev in f.evidence for _ in ev.lines]
+        for item, path in zip(out["evidence"], files, strict=False):
+            item["file"] = path
+        out["consequences"] = [_finding_dict(c, merged) for c in f.consequences]
+    return out
+
+
 def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
     log = analysis.log
+    merged = "origins" in log.derived
     cov = log.coverage
     entry: dict[str, Any] = {
         "path": log.path,
         "lines": {"total": cov.total, "recognized": cov.recognized, "unparsed": cov.unparsed},
         "facts": analysis.views.facts(),
         "outcome": analysis.outcome,
-        "root_cause": analysis.root_cause.as_dict() if analysis.root_cause is not None else None,
-        "findings": [f.as_dict() for f in analysis.findings],
+        "root_cause": _finding_dict(analysis.root_cause, merged) if analysis.root_cause is not None else None,
+        "findings": [_finding_dict(f, merged) for f in analysis.findings],
         "launches": [a.as_dict() for a in getattr(analysis, "attempts", [])],
         "config": analysis.views.run_config(),
         "startup": startup_summary(analysis),
@@ -117,4 +133,6 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
         "coverage": cov.as_dict(top),
         "read": log.report.as_dict(),
     }
+    if merged:
+        entry["files"] = list(log.derived["origins"].paths)
     return clean(entry)  # type: ignore[no-any-return]

@@ -28,7 +28,9 @@ def _finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
     if f.get("ranks"):
         out.append(f"{indent}  ranks: {', '.join(f['ranks'])}")
     for ev in f.get("evidence", [])[:6]:
-        out.append(f"{indent}  {ev['line']:>7} | {_cut(ev['text'], WIDTH - 12)}")
+        # A run merged from several files (`--run`): each line says which file it is from.
+        where = f"{ev['file'].rsplit('/', 1)[-1]}:{ev['line']}" if ev.get("file") else f"{ev['line']:>7}"
+        out.append(f"{indent}  {where} | {_cut(ev['text'], WIDTH - 12)}")
     if len(f.get("evidence", [])) > 6:
         out.append(f"{indent}          … {len(f['evidence']) - 6} more evidence lines")
     if f.get("remedy"):
@@ -87,7 +89,8 @@ def render_one(entry: dict[str, Any]) -> str:
         ready = st["ready"]
         head = "startup: ready" if ready else "startup: NOT ready" if ready is False else "startup:"
         if st.get("ready_at"):
-            head += f" at {st['ready_at']} (line {st['ready_line']})"
+            where = f"{st['ready_file']}:" if st.get("ready_file") else "line "
+            head += f" at {st['ready_at']} ({where}{st['ready_line']})"
         if st.get("time_to_ready_s") is not None:
             head += f", {st['time_to_ready_s']} s after the first timestamp"
         out.append(head)

@@ -20,20 +20,14 @@ from typing import TYPE_CHECKING, Any
 from logparse.model.events import KnownMessage
 from logparse.report.fmt import val
 from logparse.report.serving import DECODE, PREFILL, arr, by_concurrency, columns, stat
-from logparse.run.views import rank_key
+from logparse.run.ranks import rank_key
+from logparse.run.speculative import break_even_accept_len
 
 if TYPE_CHECKING:
     import numpy as np
 
     from logparse.engine.core import Analysis
 
-SPEC_ARGS = (
-    "speculative_algorithm",
-    "speculative_draft_model_path",
-    "speculative_num_steps",
-    "speculative_eagle_topk",
-    "speculative_num_draft_tokens",
-)
 HIST_BIN = 0.1
 MIN_LINES_PER_BUCKET = 2
 
@@ -88,8 +82,11 @@ def is_spec_setting(name: str) -> bool:
 
 
 def spec_config(analysis: Analysis) -> dict[str, Any]:
-    v = analysis.views
-    return {k.replace("speculative_", ""): v.arg(k) for k in SPEC_ARGS if v.arg(k) is not None}
+    """The speculative server arguments of the run (run/speculative.py owns the configuration)."""
+    from logparse.run.speculative import args_of
+    from logparse.run.speculative import spec_config as run_spec_config
+
+    return args_of(run_spec_config(analysis.log, analysis.views))
 
 
 def rate_definition(d: dict[str, np.ndarray], cfg: dict[str, Any]) -> str | None:
@@ -377,7 +374,7 @@ def baseline_section(
             continue
         speedup = a["median"] / b["median"]
         length = row["accept_len"]["median"] if row["accept_len"] else None
-        even = round(length / speedup, 2) if length is not None and speedup > 0 else None
+        even = break_even_accept_len(length, speedup)
         matched.append(
             {
                 "running": label,
@@ -412,7 +409,7 @@ def baseline_section(
         data["speedup"] = round(overall, 3)
         mean_len = spec["accept_len"]["mean"] if spec and spec.get("accept_len") else None
         data["accept_len_mean"] = mean_len
-        data["break_even_accept_len"] = round(mean_len / overall, 2) if mean_len else None
+        data["break_even_accept_len"] = break_even_accept_len(mean_len, overall)
         data["break_even_accept_rate"] = _rate_of(data["break_even_accept_len"], definition, cfg)
     else:
         data["speedup"] = None

@@ -222,19 +222,28 @@ def last_line_of(log: ParsedLog) -> int:
 def boundaries(log: ParsedLog) -> list[tuple[int, int, LaunchCommand | None]]:
     """(first line, last line, server command) of each launch attempt, in file order."""
     commands = [e for e in log.of(LaunchCommand) if is_server_command(e)]
-    marks = sorted([(e.line, 0, e) for e in commands] + [(e.line, 1, None) for e in log.of(ServerArgs)],
+    marks = sorted([(e.line, 0, e) for e in commands] + [(e.line, 1, e) for e in log.of(ServerArgs)],
                    key=lambda m: (m[0], m[1]))
+    # Per source file (a run merged from per-node files, run/merge.py): the files of one run each
+    # print their command and server_args once; only a file's second one starts a new attempt.
     starts: list[tuple[int, LaunchCommand | None]] = []
-    has_args = False
-    for line, kind, cmd in marks:
+    seen: set[str] = set()  # sources with a command or server_args in the current attempt
+    with_args: set[str] = set()  # sources with server_args in the current attempt
+    for line, kind, e in marks:
+        src = e.source or ""
         if kind == 0:
-            starts.append((line, cmd))
-            has_args = False
-        elif has_args or not starts:
-            starts.append((line, None))
-            has_args = True
+            if not starts or src in seen:
+                starts.append((line, e))
+                seen, with_args = set(), set()
+            elif starts[-1][1] is None:
+                starts[-1] = (starts[-1][0], e)
+            seen.add(src)
         else:
-            has_args = True
+            if not starts or src in with_args:
+                starts.append((line, None))
+                seen, with_args = set(), set()
+            seen.add(src)
+            with_args.add(src)
     last = last_line_of(log)
     if len(starts) <= 1:
         return [(1, max(last, 1), starts[0][1] if starts else None)]

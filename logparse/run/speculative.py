@@ -1,0 +1,289 @@
+"""Speculative decoding as run facts: the configuration a log (or one launch attempt) shows, the
+acceptance it measured, and the break-even accept length against a run without speculation.
+
+One owner for the rules (`rules/speculative/`) and the report (`report/speculative.py`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from logparse.model.events import (
+    BenchServingResult,
+    CaptureEnd,
+    Event,
+    GraphKind,
+    KnownMessage,
+    ServerArgs,
+)
+from logparse.model.text import short
+from logparse.parsing import colstats
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+    from logparse.run.views import Views
+
+# Known messages that only a run with speculative decoding prints (see sglang-log-formats §4.3).
+SPEC_CODES = frozenset({"spec-v2-enabled", "overlap-disabled-spec-v1", "spec-v2-non-overlap", "mixed-chunk-disabled-spec",
+                        "spec-draft-tokens-adjusted", "mtp-draft-path-unneeded", "draft-load-format",
+                        "ngram-overlap-disabled", "ngram-draft-tokens-default", "draft-attention-override",
+                        "draft-max-position-override"})
+_ON = frozenset({"1", "true", "yes", "on"})
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v.strip())
+    return None
+
+
+def _set(v: Any) -> str | None:
+    return str(v) if v not in (None, "None", "") else None
+
+
+@dataclass
+class SpecConfig:
+    """What the log says about the speculative-decoding configuration."""
+
+    algorithm: str | None = None
+    draft_model: str | None = None
+    num_steps: int | None = None
+    topk: int | None = None
+    num_draft_tokens: int | None = None
+    spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 / --enable-beta-spec / W23
+    spec_v2_source: str | None = None
+    configured: bool = False  # speculation is set up in this log
+    explicitly_off: bool = False  # server_args prints speculative_algorithm=None
+    evidence: list[Event] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def depth(self) -> int | None:
+        """Draft steps per verify (the accept length is at most depth + 1)."""
+        if self.num_steps:
+            return self.num_steps
+        if self.num_draft_tokens and self.topk in (1, None):
+            return self.num_draft_tokens - 1
+        return None
+
+    @property
+    def width(self) -> int | None:
+        """The largest possible accept length (draft steps + the bonus token)."""
+        d = self.depth
+        return d + 1 if d else None
+
+    def topk_data(self) -> dict[str, Any]:
+        """The draft-tree settings a finding reports (only those the log shows)."""
+        return {k: v for k, v in (("topk", self.topk), ("num_steps", self.num_steps),
+                                  ("num_draft_tokens", self.num_draft_tokens), ("spec_v2", self.spec_v2_source))
+                if v is not None}
+
+
+def spec_config(log: ParsedLog, views: Views, line: int | None = None) -> SpecConfig:
+    """The speculative configuration of the whole log, or of the launch attempt `line` belongs to when
+    the log holds several attempts."""
+    launches = views.run.launches
+    if line is not None and len(launches) > 1:
+        launch = views.run.launch_at(line)
+        arg = launch.arg
+        env = launch.env
+    else:
+        arg = views.arg
+        # the pasted commands' environment only: `env_vars` also takes names that warnings merely
+        # suggest ("You can set env SGLANG_ENABLE_SPEC_V2=True …")
+        env = views.launch_env
+    cfg = SpecConfig()
+    cfg.algorithm = _set(arg("speculative_algorithm"))
+    cfg.draft_model = _set(arg("speculative_draft_model_path"))
+    cfg.num_steps = _int(arg("speculative_num_steps"))
+    cfg.topk = _int(arg("speculative_eagle_topk"))
+    cfg.num_draft_tokens = _int(arg("speculative_num_draft_tokens"))
+    flag = env.get("SGLANG_ENABLE_SPEC_V2")
+    if flag is not None:
+        cfg.spec_v2 = flag.strip().lower() in _ON
+        cfg.spec_v2_source = f"SGLANG_ENABLE_SPEC_V2={flag}"
+    if arg("enable_beta_spec") is True:
+        cfg.spec_v2, cfg.spec_v2_source = True, "--enable-beta-spec"
+    known = log.of(KnownMessage)
+    for e in known:
+        if e.code == "spec-v2-enabled" and cfg.spec_v2 is None and (line is None or e.line < line):
+            cfg.spec_v2, cfg.spec_v2_source = True, f"line {e.line}: spec v2 is enabled"
+    if cfg.algorithm:
+        cfg.configured = True
+        cfg.reasons.append(f"--speculative-algorithm {cfg.algorithm}")
+    for e in known:
+        reset_for_spec = e.code == "max-running-reset" and "specul" in str(e.fields.get("reason", e.text))
+        if e.code in SPEC_CODES or reset_for_spec:
+            cfg.configured = True
+            cfg.evidence.append(e)
+            cfg.reasons.append(f"line {e.line}: {short(e.text, 80)}")
+            break
+    for c in log.of(CaptureEnd):
+        if c.graph_kind in (GraphKind.DRAFT, GraphKind.DRAFT_EXTEND):
+            cfg.configured = True
+            cfg.evidence.append(c)
+            cfg.reasons.append(f"line {c.line}: draft CUDA graph captured")
+            break
+    if any(not math.isnan(x) for x in log.decode.cols["accept_len"]):
+        cfg.configured = True
+        cfg.reasons.append("decode lines print accept len")
+    if any("accept_length" in b.fields for b in log.of(BenchServingResult)):
+        cfg.reasons.append("the benchmark reports an accept length")
+    for sa in log.of(ServerArgs):
+        if "speculative_algorithm" in sa.args and sa.args["speculative_algorithm"] in (None, "None"):
+            cfg.explicitly_off = True
+    if cfg.explicitly_off and not cfg.algorithm:
+        cfg.configured = False
+    return cfg
+
+
+def args_of(cfg: SpecConfig) -> dict[str, Any]:
+    """The speculative server arguments the configuration shows, short names (`num_steps`: 3)."""
+    pairs = (("algorithm", cfg.algorithm), ("draft_model_path", cfg.draft_model), ("num_steps", cfg.num_steps),
+             ("eagle_topk", cfg.topk), ("num_draft_tokens", cfg.num_draft_tokens))
+    return {k: v for k, v in pairs if v is not None}
+
+
+def break_even_accept_len(accept_len: float | None, speedup: float | None) -> float | None:
+    """The accept length at which speculation would only match the run without it:
+    accept_len / speedup (speedup = throughput with speculation / without)."""
+    if accept_len is None or not speedup or speedup <= 0:
+        return None
+    return round(accept_len / speedup, 2)
+
+
+# --------------------------------------------------------------------------- acceptance
+
+BISECTION_STEPS = 60
+
+
+def finite(values: Any) -> list[float]:
+    return [float(v) for v in values if not math.isnan(v)]
+
+
+def implied_token_acceptance(accept_len: float, depth: int) -> float | None:
+    """The per-draft-token acceptance p for which a chain of `depth` drafts gives this mean accept
+    length: (1 − p^(depth+1)) / (1 − p) = accept_len (bisection)."""
+    if depth < 1 or accept_len < 1:
+        return None
+    if accept_len >= depth + 1:
+        return 1.0
+
+    def expected(p: float) -> float:
+        return float(depth + 1) if p >= 1 else (1 - p ** (depth + 1)) / (1 - p)
+
+    lo, hi = 0.0, 1.0
+    for _ in range(BISECTION_STEPS):
+        mid = (lo + hi) / 2
+        if expected(mid) < accept_len:
+            lo = mid
+        else:
+            hi = mid
+    return round((lo + hi) / 2, 3)
+
+
+@dataclass
+class Acceptance:
+    """The mean accept length of a log and where it comes from."""
+
+    mean: float | None = None
+    rate_mean: float | None = None
+    lines: int = 0
+    first_line: int = 0
+    last_line: int = 0
+    source: str = ""
+    bench: BenchServingResult | None = None
+
+
+def acceptance(log: ParsedLog) -> Acceptance:
+    """From the decode stats lines that print `accept len`, else from bench_serving results."""
+    d = log.decode
+    acc = d.cols["accept_len"]
+    idx = colstats.present_indices(acc)
+    out = Acceptance()
+    if idx:
+        vals = [acc[i] for i in idx]
+        out.mean = round(sum(vals) / len(vals), 3)
+        rates = finite(d.cols["accept_rate"][i] for i in idx)
+        out.rate_mean = round(sum(rates) / len(rates), 3) if rates else None
+        out.lines = len(idx)
+        out.first_line = d.line[idx[0]]
+        out.last_line = d.line[idx[-1]]
+        out.source = "decode lines"
+        return out
+    for b in log.of(BenchServingResult):
+        if isinstance(b.fields.get("accept_length"), (int, float)):
+            out.mean = float(b.fields["accept_length"])
+            out.first_line = b.line
+            out.last_line = b.end_line or b.line
+            out.source = "benchmark"
+            out.bench = b
+    return out
+
+
+def break_even(log: ParsedLog, acc: Acceptance) -> dict[str, Any] | None:
+    """The accept length at which speculation only breaks even, when the log also holds a run
+    without speculation to compare with: decode throughput per running request at the same batch
+    sizes (decode lines without accept fields), or bench_serving results at the same concurrency.
+    speedup = spec / baseline; break-even accept length = accept_len / speedup."""
+    if acc.mean is None:
+        return None
+    d = log.decode
+    spec, base = per_request_throughput(d.cols["accept_len"], d.cols["running"], d.cols["gen_throughput"])
+    common = sorted(set(spec) & set(base))
+    if common:
+        speedup = median([spec[b] / base[b] for b in common])
+        return {"method": "decode throughput per running request, spec vs no-spec lines at the same batch sizes",
+                "speedup": round(speedup, 3), "break_even_accept_len": break_even_accept_len(acc.mean, speedup),
+                "batch_buckets": [2 ** b for b in common]}
+    benches = log.of(BenchServingResult)
+    with_acc = [b for b in benches if "accept_length" in b.fields and b.fields.get("output_throughput")]
+    without = [b for b in benches if "accept_length" not in b.fields and b.fields.get("output_throughput")]
+    for s in with_acc:
+        for b in without:
+            if s.fields.get("max_concurrency") == b.fields.get("max_concurrency"):
+                speedup = float(s.fields["output_throughput"]) / float(b.fields["output_throughput"])
+                mean = float(s.fields["accept_length"])
+                return {"method": "bench_serving output throughput with vs without speculation at the same concurrency",
+                        "speedup": round(speedup, 3), "break_even_accept_len": break_even_accept_len(mean, speedup),
+                        "bench_lines": [b.line, s.line]}
+    return None
+
+
+def per_request_throughput(acc: Any, run: Any, gen: Any) -> tuple[dict[int, float], dict[int, float]]:
+    """Median decode throughput per running request, by batch-size bucket (int(log2(#running))),
+    for lines with accept fields (speculative) and without (baseline). numpy on large logs."""
+    if len(run) >= colstats.NUMPY_FROM:
+        import numpy as np
+
+        r, g, a = (np.frombuffer(c, dtype=np.float64) for c in (run, gen, acc))
+        valid = (r > 0) & (g > 0)  # NaN compares False
+        rv, gv, av = r[valid], g[valid], a[valid]
+        buckets = np.trunc(np.log2(rv)).astype(np.int64)
+        ratio = gv / rv
+        is_spec = ~np.isnan(av)
+        out: tuple[dict[int, float], dict[int, float]] = ({}, {})
+        for which, mask in ((0, is_spec), (1, ~is_spec)):
+            for b in np.unique(buckets[mask]).tolist():
+                out[which][int(b)] = float(np.median(ratio[mask & (buckets == b)]))
+        return out
+    spec: dict[int, list[float]] = {}
+    base: dict[int, list[float]] = {}
+    for i in range(len(run)):
+        rr, gg = run[i], gen[i]
+        if math.isnan(rr) or math.isnan(gg) or rr <= 0 or gg <= 0:
+            continue
+        bucket = int(math.log2(rr))
+        (base if math.isnan(acc[i]) else spec).setdefault(bucket, []).append(gg / rr)
+    return ({b: median(v) for b, v in spec.items()}, {b: median(v) for b, v in base.items()})
+
+
+def median(values: list[float]) -> float:
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
