@@ -217,3 +217,17 @@ def test_fault_inside_a_draft_graph_capture_is_a_kernel_fault_not_a_draft_failur
     assert "spec-draft-load-failure" not in a.fired()
     [f] = named(a, "illegal-memory-access")
     assert a.root_cause is f
+
+
+def test_a_kernel_fault_line_claims_the_cut_scheduler_traceback_after_it() -> None:
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/rules/illegal-memory-access/bad-2.log"))
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["backend"] == "FlashInfer"
+    assert "scheduler-crash" not in a.fired()  # the traceback is the same failure seen from Python
+
+
+def test_no_kernel_image_names_the_kernel_not_a_wheel_called_after_it() -> None:
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/rules/unsupported-gpu-arch/bad-2.log"))
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["kernel"] == "TopKTopPSamplingFromProbs"
+    assert "TopKTopPSamplingFromProbs kernel" in f.remedy and "installed TopKTopPSamplingFromProbs" not in f.remedy

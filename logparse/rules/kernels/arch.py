@@ -75,8 +75,10 @@ def arch_remedy(ctx: RuleContext, text: str, kernel: str) -> tuple[str, dict[str
         data["flag"] = "--attention-backend"
         return "CuteDSL MLA runs on SM100 only: use `--attention-backend flashinfer` or `triton`", data
     if "no kernel image" in low or "no_binary_for_gpu" in low or "not compatible with the current pytorch" in low:
-        lib = "sgl-kernel" if kernel in ("RMSNorm", "a kernel") or "sgl_kernel" in low else kernel
-        return (f"the installed {lib} (and/or torch) wheel has no kernel compiled for this GPU's architecture: install "
+        named = (ctx.match("kernel-library-name", text) or {}).get("library")
+        lib = str(named).replace("_", "-") if named and named != "torch" else "sgl-kernel / FlashInfer"
+        what = "kernel" if kernel == "a kernel" else f"{kernel} kernel"
+        return (f"the installed {lib} (and/or torch) wheel has no {what} compiled for this GPU's architecture: install "
                 f"a build that includes it (the wheel for your CUDA version and SM, e.g. cu128 for Blackwell), or run on "
                 f"a GPU the wheel supports"), data
     need = (ctx.match("gpu-arch-requirement", text) or {}).get("need")

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import Event, Severity
+from logparse.model.events import Event, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import mask_numbers, short
 from logparse.rules.context import RuleContext
 from logparse.rules.errors import Found, find_message
-from logparse.rules.frames import first_sglang_frame
+from logparse.rules.frames import first_sglang_frame, traceback_after
 from logparse.rules.registry import rule
 
 # The backends a fault's traceback can go through, most specific first: (name, the flag that
@@ -38,6 +38,17 @@ def backend_of(text: str) -> tuple[str, str] | None:
     for name, flag, alternatives in BACKENDS:
         if any(all(word in line for word in words) for line in lines for words in alternatives):
             return name, flag
+    return None
+
+
+def _reported_by(ctx: RuleContext, hit: Found) -> Traceback | None:
+    """The scheduler traceback printed right after a lone fault line (a kernel's own CUDA message):
+    the same failure seen from Python — cut before its exception line, or ending in a CUDA error."""
+    tb = traceback_after(ctx, hit.line, 3, hit.rank)
+    if tb is None or tb.line in ctx.claimed:
+        return None
+    if tb.exc_type is None or ctx.match("cuda-runtime-error", f"{tb.exc_type}: {tb.message}") is not None:
+        return tb
     return None
 
 
@@ -80,6 +91,8 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
     for hit in hits:
         if hit.traceback is None and id(hit) not in firsts:
             continue
+        if hit.event.line in ctx.claimed:
+            continue  # the traceback an earlier lone fault line was reported with
         tb = hit.traceback
         blob = hit.text + "\n" + (ctx.traceback_text(tb) if tb is not None else "")
         found = backend_of(blob)
@@ -105,4 +118,7 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
             events = [h.event for h in group[:MAX_LONE_EVIDENCE]]
             if len(group) > 1:
                 data["lines"] = len(group)
+            after = _reported_by(ctx, group[-1])
+            if after is not None:
+                events.append(after)
         yield ctx.finding("illegal-memory-access", message, remedy, events=events, data=data)
