@@ -9,6 +9,8 @@ from array import array
 import pytest
 
 from logparse.parsing import colstats
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_numpy_and_python_paths_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
@@ -42,7 +44,7 @@ def test_longest_run_is_the_first_of_equal_length() -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_break_even_buckets_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logparse.rules.speculative.measure import per_request_throughput as _per_request_throughput
+    from logparse.run.speculative import per_request_throughput as _per_request_throughput
 
     rng = random.Random(seed)
     n = rng.randint(0, 500)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logparse.engine.core import analyze
-from logparse.rules.speculative.measure import implied_token_acceptance
+from logparse.run.speculative import implied_token_acceptance
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
 from tests.conftest import findings_named as named

@@ -10,12 +10,12 @@ from logparse.model.events import Severity
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
-from logparse.rules.speculative.config import spec_config
-from logparse.rules.speculative.measure import (
+from logparse.run.speculative import (
     acceptance,
     break_even,
     finite,
     implied_token_acceptance,
+    spec_config,
 )
 
 

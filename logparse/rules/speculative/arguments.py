@@ -12,7 +12,7 @@ from logparse.model.text import short
 from logparse.rules.context import RuleContext
 from logparse.rules.frames import frame_funcs
 from logparse.rules.registry import rule
-from logparse.rules.speculative.config import spec_config
+from logparse.run.speculative import spec_config
 from logparse.run.stage import traceback_phase
 
 # Each known check (a catalog code) and the combination it allows.

@@ -12,8 +12,8 @@ from logparse.model.text import short
 from logparse.rules.context import RuleContext
 from logparse.rules.frames import first_sglang_frame, frame_files, frame_funcs
 from logparse.rules.registry import rule
-from logparse.rules.speculative.config import spec_config
 from logparse.rules.speculative.frames import RUNTIME_FUNCS, is_draft_worker_file
+from logparse.run.speculative import spec_config
 
 # CUDA failures belong to their own rules whatever the worker (cuda-oom, illegal-memory-access, …):
 # a capture that fails because of one is not a draft that does not fit its target.

@@ -13,7 +13,7 @@ from logparse.model.text import short
 from logparse.rules.context import RuleContext
 from logparse.rules.errors import Found, find_message
 from logparse.rules.registry import rule
-from logparse.rules.speculative.config import SpecConfig, spec_config
+from logparse.run.speculative import SpecConfig, spec_config
 
 MAMBA_CODES = (
     "spec-mamba-radix-no-buffer", "spec-mamba-radix-disabled", "spec-mamba-extra-buffer-without-radix",

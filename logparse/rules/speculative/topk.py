@@ -12,8 +12,8 @@ from logparse.rules.context import RuleContext
 from logparse.rules.errors import find_message
 from logparse.rules.frames import first_sglang_frame, frame_files, frame_funcs
 from logparse.rules.registry import rule
-from logparse.rules.speculative.config import SpecConfig, spec_config
 from logparse.rules.speculative.frames import V2_STEP_FUNCS, is_speculative_file
+from logparse.run.speculative import SpecConfig, spec_config
 from logparse.run.stage import traceback_phase
 
 V2_WORKER = "eagle_worker_v2"
