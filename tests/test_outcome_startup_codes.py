@@ -1,0 +1,38 @@
+"""A log cut during start-up is `incomplete` whatever start-up message it stops after (regression: the
+start-up evidence once listed three codes the grammar never emits)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from logparse.cli.main import main
+
+CASES = {
+    "attention backend default": "[2026-05-07 10:00:00] Attention backend not specified. Use fa3 backend by default.\n",
+    "vLLM platform (old releases)": "INFO 05-01 10:00:00 __init__.py:190] Automatically detected platform cuda.\n",
+    "DeepGEMM JIT session": (
+        "[2025-05-01 10:00:01] Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically "
+        "10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_a_log_cut_after_a_startup_message_is_incomplete(tmp_path: Path, text: str) -> None:
+    log = tmp_path / "cut.log"
+    log.write_text(text)
+    res = CliRunner().invoke(main, ["analyze", str(log), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["files"][0]["outcome"] == "incomplete"
+
+
+def test_a_line_that_shows_nothing_of_a_startup_is_not_incomplete(tmp_path: Path) -> None:
+    log = tmp_path / "other.log"
+    log.write_text("hello world\n")
+    res = CliRunner().invoke(main, ["analyze", str(log), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["files"][0]["outcome"] is None
