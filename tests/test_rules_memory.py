@@ -457,7 +457,15 @@ def test_graph_capture_failure_that_is_not_an_oom(tmp_path: Path, error: str) ->
         (
             ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; "
             "75.12 GiB already allocated; 1.02 GiB free; 76.90 GiB reserved in total by PyTorch)"),
-            {"gpu": 0, "total_capacity_gib": 79.35, "tried_to_allocate_mib": 2048.0},
+            {"gpu": 0, "total_capacity_gib": 79.35, "tried_to_allocate_mib": 2048.0, "free_mib": 1044.48},
+        ),
+        # torch 2.1 spelled it "capacty", and says "0 bytes" when nothing is free
+        (
+            (
+                "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total "
+                "capacty of 6.00 GiB of which 0 bytes is free."
+            ),
+            {"gpu": 0, "total_capacity_gib": 6.0, "tried_to_allocate_mib": 1740.8, "free_mib": 0.0},
         ),
         # ROCm
         (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# Catalog units → MiB (torch prints KiB/MiB/GiB; a damaged unit leaves the number out).
-_MIB = {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
+# Catalog units → MiB (torch prints KiB/MiB/GiB, and `0 bytes`; a damaged unit leaves the number out).
+_MIB = {"bytes": 1 / (1 << 20), "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
 
 
 def _mib(value: Any, unit: Any) -> float | None:
@@ -35,6 +35,8 @@ def oom_numbers(text: str) -> dict[str, Any]:
     if tried is not None:
         out["tried_to_allocate_mib"] = tried
     free = _mib(fields.get("free"), fields.get("free_unit"))
+    if free is None:
+        free = _mib(fields.get("free_old"), fields.get("free_old_unit"))
     if free is not None:
         out["free_mib"] = free
     return out
