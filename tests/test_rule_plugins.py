@@ -115,3 +115,15 @@ def test_the_contract_check_itself() -> None:
     built_in = registry.REGISTRY["cuda-oom"]
     assert plugins.contract_problems(built_in, Path(__file__).parents[1] / "fixtures" / "rules" / "cuda-oom") == []
     assert any("fixtures" in p for p in plugins.contract_problems(built_in, None))
+
+
+@pytest.mark.parametrize("code, ok", [("ACME001", True), ("MEM001", True), ("acme001", False), ("A001", False),
+                                      ("ACME01X", False), ("ÄCME001", False)])
+def test_plugin_codes_are_like_the_built_in_ones(code: str, ok: bool) -> None:
+    assert plugins._is_code(code) is ok
+
+
+@pytest.mark.parametrize("name, ok", [("cuda-oom", True), ("acme2-x", True), ("Cuda-oom", False), ("a--b", False),
+                                      ("a_b", False), ("-a", False)])
+def test_plugin_names_are_kebab_case(name: str, ok: bool) -> None:
+    assert plugins._is_kebab(name) is ok

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,11 +59,20 @@ BY_CODE: dict[str, Rule] = {}
 
 
 def _sections(doc: str) -> dict[str, str]:
-    """Split a docstring at '**What it means**' … headings."""
+    """Split a docstring at its '**What it means**' … heading lines (a line that is only a bold title)."""
     out: dict[str, str] = {}
-    parts = re.split(r"^\*\*(.+?)\*\*\s*$", doc, flags=re.MULTILINE)
-    for i in range(1, len(parts) - 1, 2):
-        out[parts[i].strip()] = parts[i + 1].strip()
+    title: str | None = None
+    body: list[str] = []
+    for line in doc.splitlines():
+        bare = line.strip()
+        if len(bare) > 4 and bare.startswith("**") and bare.endswith("**") and "**" not in bare[2:-2]:
+            if title is not None:
+                out[title] = "\n".join(body).strip()
+            title, body = bare[2:-2].strip(), []
+        elif title is not None:
+            body.append(line)
+    if title is not None:
+        out[title] = "\n".join(body).strip()
     return out
 
 
