@@ -5,7 +5,8 @@ content and the golden tests can pin the content without pinning a format. Plot 
 numbers behind the SVG plots) travel beside the model, not in it: they are large and their
 pictures are compared by their data, not their bytes.
 
-Secrets are redacted here, once, on the whole model (see `redact.py`), before any renderer runs.
+Secrets are redacted here, once, on the whole model (see `logparse/render/redact.py`), before any
+renderer runs.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
-from logparse.render.sanitize import clean_document
+from logparse.render.redact import redact_coverage
+from logparse.render.sanitize import Sanitizer
 from logparse.render.summary import clean, file_summary
-from logparse.report.redact import redact_text
 from logparse.report.serving import serving_section
 from logparse.report.speculative import baseline_section, speculative_section
 from logparse.report.timing import DEFAULT_GAP_S, timing_section
@@ -149,7 +150,10 @@ def _summary(
         else {k: root[k] for k in ("code", "name", "severity", "message", "remedy")}
         | {"first_line": root["evidence"][0]["line"] if root["evidence"] else None},
         "time_to_ready_s": timing.get("time_to_ready_s"),
+        "ready": timing.get("ready"),
         "ready_line": timing.get("ready_line"),
+        # Launch attempts (when the log holds several): each one's outcome and root cause.
+        "launches": entry["launches"] if len(entry["launches"]) > 1 else [],
         "findings_by_severity": dict(sorted(severities.items())),
         "headline": headline,
     }
@@ -274,7 +278,7 @@ def _configuration(analysis: Analysis, entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _coverage(entry: dict[str, Any], analysis: Analysis, redact: bool = True) -> dict[str, Any]:
+def _coverage(entry: dict[str, Any], analysis: Analysis, sanitizer: Sanitizer) -> dict[str, Any]:
     from logparse.parsing.coverage import template_of
 
     read = entry["read"]
@@ -282,16 +286,11 @@ def _coverage(entry: dict[str, Any], analysis: Analysis, redact: bool = True) ->
         k: v for k, v in read.items() if k not in ("path",) and v not in (0, False, None, [], "")
     }
     cov = dict(entry["coverage"])
-    texts = analysis.log.texts
-    top = []
-    for item in cov["top_unparsed"]:
+    if sanitizer.redact:
         # A template masks a line's digits, which can hide a secret's shape from the redaction:
-        # when the template's first line holds a secret, make the template from the redacted line.
-        raw = texts.get(item["first_line"])
-        if redact and raw is not None and redact_text(raw) != raw:
-            item = item | {"template": template_of(redact_text(raw))}
-        top.append(item)
-    return cov | {"top_unparsed": top, "read": flags}
+        # a template whose first line holds a secret is made from the redacted line (counted).
+        cov = redact_coverage(cov, analysis.log.texts, sanitizer, template_of)
+    return cov | {"read": flags}
 
 
 # --------------------------------------------------------------------------- build
@@ -310,6 +309,7 @@ def build_report(
     """The report of one analysis (and a baseline to compare with). `source` is the name shown for
     the log (default: its path); `generated` a timestamp to print (default: none, deterministic)."""
     source = source or analysis.log.path
+    sanitizer = Sanitizer(redact)
     entry = file_summary(analysis)
     timing = timing_section(analysis, gap_threshold_s)
     serving, serving_series = serving_section(analysis)
@@ -328,7 +328,7 @@ def build_report(
         "baseline": None,
         "benchmarks": benchmarks,
         "configuration": _configuration(analysis, entry),
-        "coverage": _coverage(entry, analysis, redact),
+        "coverage": _coverage(entry, analysis, sanitizer),
     }
     series: dict[str, Any] = {"serving": serving_series, "speculative": spec_series}
     if baseline is not None:
@@ -343,6 +343,7 @@ def build_report(
 
     data["plots"] = plan(data, series)
     # Secrets masked (unless redact=False) and CI workflow commands defused, counted by kind.
-    data, by_kind = clean_document(clean(data), redact)
+    data = sanitizer.data(clean(data))
+    by_kind = sanitizer.summary()
     data["redaction"] = {"enabled": redact, "masked": sum(by_kind.values()), "by_kind": by_kind}
     return Report(data=data, series=series)
