@@ -231,3 +231,14 @@ def test_no_kernel_image_names_the_kernel_not_a_wheel_called_after_it() -> None:
     [f] = named(a, "unsupported-gpu-arch")
     assert f.data["kernel"] == "TopKTopPSamplingFromProbs"
     assert "TopKTopPSamplingFromProbs kernel" in f.remedy and "installed TopKTopPSamplingFromProbs" not in f.remedy
+
+
+def test_damaged_symbols_and_numbers_never_raise(tmp_path: Path) -> None:
+    from logparse.rules.kernels.library import is_torch_symbol
+
+    assert not is_torch_symbol("_ZN" + "9" * 5000 + "x")
+    text = ("ImportError: /x/common_ops.abi3.so: undefined symbol: _ZN" + "7" * 5000 + "c10\n"
+            "RuntimeError: MXFP8 MoE quantization requires SM" + "1" * 5000 + ".\n"
+            "AssertionError: mamba_track_interval " + "9" * 5000 + " must be divisible by page_size 64\n")
+    a = run(tmp_path, text)
+    assert "kernel-library-mismatch" in a.fired()

@@ -304,3 +304,12 @@ def test_lazy_extra_buffer_under_pd_does_not_ask_for_no_buffer(tmp_path: Path) -
     a = run(tmp_path, text)
     [f] = named(a, "spec-mamba-extra-buffer")
     assert f.data.get("needs") != "no_buffer"
+
+
+def test_a_damaged_page_size_does_not_break_the_interval_remedy(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Instruct --page-size "
+            + "9" * 5000 + " --speculative-algorithm NEXTN --speculative-num-draft-tokens 8\n"
+            "AssertionError: mamba_track_interval 4 must be greater than or equal to speculative_num_draft_tokens 8\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "spec-mamba-extra-buffer")
+    assert f.data["needed"] == 8  # page size unknown: a multiple of 1

@@ -42,7 +42,7 @@ def is_torch_symbol(name: str) -> bool:
     while rest[:1] in ("N", "K", "L"):
         rest = rest[1:]
     digits = ""
-    while rest[:1].isdigit():
+    while rest[:1].isdigit() and len(digits) < 3:  # an identifier's length: a few digits at most
         digits, rest = digits + rest[0], rest[1:]
     return bool(digits) and rest[: int(digits)] in TORCH_NAMESPACES
 

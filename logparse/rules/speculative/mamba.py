@@ -22,6 +22,7 @@ MAMBA_CODES = (
 )
 # 0.5.9 only warned and ran without the radix cache.
 WARNING_CODE = "spec-mamba-radix-disabled"
+MAX_DIGITS = 9  # a page size or interval; longer digit runs are damage, not a number to compute with
 GENERIC = "the mamba scheduler strategy the message names (`--mamba-scheduler-strategy extra_buffer|no_buffer`)"
 
 
@@ -33,7 +34,13 @@ def _arg(ctx: RuleContext, name: str, line: int) -> Any:
 
 
 def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else (int(v) if isinstance(v, str) and v.isdigit() else None)
+    """A server argument as an int (a positive page size), None when absent or damaged."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    text = v.strip() if isinstance(v, str) else ""
+    return int(text) if text.isdigit() and len(text) <= MAX_DIGITS else None
 
 
 def mamba_remedy(ctx: RuleContext, hit: Found, cfg: SpecConfig) -> tuple[str, dict[str, Any]]:
