@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -92,35 +91,9 @@ class RuleContext:
 
     # ------------------------------------------------------------------ reading helpers
 
-    def _folded(self, line: int, text: str) -> str:
-        cache = self.__dict__.setdefault("_folded_texts", {})
-        folded = cache.get(line)
-        if folded is None:
-            folded = cache[line] = text.lower()
-        return folded  # type: ignore[no-any-return]
-
     def text(self, line: int) -> str:
         """The cleaned text of a (non-hot) line, '' when not kept."""
         return self.log.texts.get(line, "")
-
-    def texts_matching(
-        self, pattern: re.Pattern[str], *, unclaimed: bool = True
-    ) -> Iterator[tuple[int, re.Match[str]]]:
-        """(line, match) for every kept line whose text matches — for messages the grammar has no event
-        for (yet). Claimed lines are skipped unless `unclaimed=False`."""
-        hints = required_literals(pattern.pattern, pattern.flags)
-        fold = bool(pattern.flags & re.IGNORECASE)
-        for no, text in self.log.texts.items():
-            if unclaimed and no in self.claimed:
-                continue
-            # A cheap substring test first: most lines lack every literal the pattern requires.
-            if hints is not None:
-                hay = self._folded(no, text) if fold else text
-                if not any(h in hay for h in hints):
-                    continue
-            m = pattern.search(text)
-            if m:
-                yield no, m
 
     # ------------------------------------------------------------------ catalog messages
 
@@ -297,62 +270,3 @@ class RuleContext:
             f.claims = claims
             self.claimed |= claims
         return f
-
-
-_HINTS: dict[tuple[str, int], tuple[str, ...] | None] = {}
-
-
-def required_literals(pattern: str, flags: int = 0) -> tuple[str, ...] | None:
-    """Literal strings of which every match of `pattern` contains at least one, or None when
-    no such set is known. Used to skip lines before running the regex (exact: a line without any
-    of them cannot match)."""
-    key = (pattern, flags)
-    if key not in _HINTS:
-        _HINTS[key] = _required(pattern, flags)
-    return _HINTS[key]
-
-
-def _required(pattern: str, flags: int) -> tuple[str, ...] | None:
-    """For a case-insensitive pattern the literals come back lower-cased (ASCII only: Unicode
-    case folding is not plain lower-casing), to be looked for in lower-cased text."""
-    from re import _constants as c
-    from re import _parser
-
-    try:
-        parsed = _parser.parse(pattern, flags)
-    except re.error:
-        return None
-    hints = _seq_required(list(parsed), c)
-    if hints is not None and (flags | parsed.state.flags) & re.IGNORECASE:
-        if not all(h.isascii() for h in hints):
-            return None
-        hints = tuple(h.lower() for h in hints)
-    return hints
-
-
-def _seq_required(items: list[Any], c: Any) -> tuple[str, ...] | None:
-    """The best (longest shortest-member) literal set required by a sequence."""
-    best: tuple[str, ...] | None = None
-    run: list[str] = []
-
-    def consider(candidate: tuple[str, ...] | None) -> None:
-        nonlocal best
-        if candidate and all(candidate) and (best is None or min(map(len, candidate)) > min(map(len, best))):
-            best = candidate
-
-    for op, av in items:
-        if op is c.LITERAL:
-            run.append(chr(av))
-            continue
-        consider(("".join(run),) if run else None)
-        run = []
-        if op is c.SUBPATTERN:
-            consider(_seq_required(list(av[-1]), c))
-        elif op is c.BRANCH:
-            alts = [_seq_required(list(b), c) for b in av[1]]
-            if all(alts):
-                consider(tuple(x for alt in alts for x in alt))  # type: ignore[union-attr]
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and av[0] >= 1:
-            consider(_seq_required(list(av[2]), c))
-    consider(("".join(run),) if run else None)
-    return best
