@@ -313,3 +313,12 @@ def test_a_damaged_page_size_does_not_break_the_interval_remedy(tmp_path: Path) 
     a = run(tmp_path, text)
     [f] = named(a, "spec-mamba-extra-buffer")
     assert f.data["needed"] == 8  # page size unknown: a multiple of 1
+
+
+def test_a_damaged_speculative_count_is_unknown_not_a_rule_error(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-num-steps "
+            + "9" * 5000 + " --speculative-eagle-topk 4\n"
+            "ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.\n")
+    a = run(tmp_path, text)  # no rule may raise
+    [f] = named(a, "spec-v2-topk-conflict")
+    assert "num_steps" not in f.data and f.data["topk"] == 4

@@ -37,7 +37,8 @@ def _int(v: Any) -> int | None:
         return None
     if isinstance(v, int):
         return v
-    if isinstance(v, str) and v.strip().isdigit():
+    # a steps / topk / draft-token count: a longer digit run is damage (and int() of 4,300+ digits raises)
+    if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= 9:
         return int(v.strip())
     return None
 
