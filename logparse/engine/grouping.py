@@ -12,7 +12,7 @@ WHERE = "{where}"
 
 
 def _group_key(f: Finding) -> tuple[str, str, bool]:
-    from logparse.rules.context import mask_numbers
+    from logparse.model.text import mask_numbers
 
     return (f.name, f.fingerprint or mask_numbers(f.message), f.consequence)
 
