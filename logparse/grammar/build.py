@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 START_SYMBOLS = ["line", "unparsed_line"]
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
-FASTPATH_FORMAT = 3
+FASTPATH_FORMAT = 4  # 4: JSON instead of a pickle
 
 
 class FastToken(str):
@@ -51,29 +52,62 @@ _token = FastToken
 ParsedLine = tuple[Any, type, dict[str, Any]]
 
 
-def _cache_path(text: str, strict: bool) -> str | None:
-    """A per-user cache file for lark's grammar analysis (2–3× faster start-up). Not the shared
+def _private_folder() -> Path | None:
+    """The per-user cache folder, only when it is safe to read from: owned by this user and not
+    writable by group or others (then nobody else can plant or swap a file in it). Not the shared
     temp directory: another user could plant a cache file there."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     folder = Path(base) / "logdiag"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = os.stat(folder)
     except OSError:
         return None
-    if not os.access(folder, os.W_OK):
+    if not _owned_and_private(st) or not os.access(folder, os.W_OK):
         return None
-    # Key the cache by the installed lark too, without importing it (that is what the cache saves):
-    # its package file's path, size and mtime change with every install.
+    return folder
+
+
+def _owned_and_private(st: os.stat_result) -> bool:
+    """Owned by the current user (where the platform has users) and not group/world-writable."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and st.st_uid != getuid():
+        return False
+    return not st.st_mode & 0o022
+
+
+def _safe_to_load(path: str) -> bool:
+    """A cache file may be read: a regular file (not a symlink), ours, not writable by others."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and _owned_and_private(st)
+
+
+def _cache_path(text: str, strict: bool) -> str | None:
+    """The per-user cache file stem for this grammar, lark and logdiag (2–3× faster start-up)."""
+    folder = _private_folder()
+    if folder is None:
+        return None
+    # Key the cache by the installed lark and by logdiag itself (its version and this module's
+    # file), without importing lark (that is what the cache saves): a package file's path, size
+    # and mtime change with every install, so another logdiag never reads this one's cache.
     import importlib.util
+
+    from logparse._version import __version__
 
     spec = importlib.util.find_spec("lark")
     origin = spec.origin if spec is not None and spec.origin else ""
-    try:
-        st = os.stat(origin)
-        lark_id = f"{origin}:{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        lark_id = origin
-    digest = hashlib.sha256(f"{FASTPATH_FORMAT}|{lark_id}|{strict}|{text}".encode()).hexdigest()[:20]
+    ids = []
+    for file in (origin, __file__):
+        try:
+            st = os.stat(file)
+            ids.append(f"{file}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            ids.append(file)
+    key = f"{FASTPATH_FORMAT}|{__version__}|{'|'.join(ids)}|{strict}|{text}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return str(folder / f"grammar-{digest}.lark-cache")
 
 
@@ -83,6 +117,10 @@ def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True) ->
 
     text = grammar_text()
     cache_file = _cache_path(text, strict) if cache else None
+    # lark's cache is a pickle (loading one runs code): let lark read it only when it is ours
+    # and nobody else could have written it; otherwise build without a cache.
+    if cache_file and os.path.lexists(cache_file) and not _safe_to_load(cache_file):
+        cache_file = None
     return Lark(
         text,
         parser="lalr",
@@ -290,6 +328,17 @@ class _Dispatcher:
         return None
 
 
+def _s(value: Any) -> str:
+    """A str from cached JSON, or TypeError (a damaged or foreign cache is rejected whole)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    return [(_s(a), _s(b)) for a, b in value]
+
+
 @dataclass
 class FastPathData:
     """What the fast path needs from the grammar, as plain (picklable) data: extracted from lark
@@ -305,6 +354,42 @@ class FastPathData:
     alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
     # every terminal's regexp (the fused stats shapes need the body terminal's)
     terminal_patterns: dict[str, str] | None = None
+
+    def to_json(self) -> str:
+        """The data as JSON (sets as sorted lists): a cache format that cannot run code."""
+        import json
+
+        firsts = {k: (sorted(v) if v is not None else None) for k, v in self.firsts.items()}
+        alternatives = {k: [[src, [list(p) for p in kept], cb] for src, kept, cb in alts]
+                        for k, alts in self.alternatives.items()}
+        return json.dumps({"format": FASTPATH_FORMAT, "prefix": self.prefix, "start": self.start,
+                           "after_prefix": self.after_prefix, "firsts": firsts,
+                           "literal_prefixes": self.literal_prefixes, "alternatives": alternatives,
+                           "terminal_patterns": self.terminal_patterns})
+
+    @classmethod
+    def from_json(cls, text: str) -> FastPathData | None:
+        """The data from `to_json`, or None for anything else (another format, damage, tampering)."""
+        import json
+
+        try:
+            doc = json.loads(text)
+            if not isinstance(doc, dict) or doc.get("format") != FASTPATH_FORMAT:
+                return None
+            tp = doc["terminal_patterns"]
+            return cls(
+                prefix={_s(k): _s(v) for k, v in doc["prefix"].items()},
+                start=_pairs(doc["start"]),
+                after_prefix=_pairs(doc["after_prefix"]),
+                firsts={_s(k): (frozenset(_s(c) for c in v) if v is not None else None)
+                        for k, v in doc["firsts"].items()},
+                literal_prefixes={_s(k): _s(v) for k, v in doc["literal_prefixes"].items()},
+                alternatives={_s(k): [(_s(src), tuple(_pairs(kept)), _s(cb)) for src, kept, cb in alts]
+                              for k, alts in doc["alternatives"].items()},
+                terminal_patterns={_s(k): _s(v) for k, v in tp.items()} if tp is not None else None,
+            )
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None
 
     @classmethod
     def from_lark(cls, lark: Lark) -> FastPathData:
@@ -662,25 +747,26 @@ class LineParser:
 
 
 def _cached_fast_data(parser: LineParser, strict: bool) -> FastPathData:
-    """The fast path's data, from the per-user cache when it was made from this very grammar."""
-    import pickle
-
+    """The fast path's data, from the per-user cache when this very logdiag made it from this very
+    grammar. The cache is JSON (data only: reading it runs no code, and a file from another
+    version or a damaged one is ignored and rewritten, never fatal)."""
     cache = _cache_path(grammar_text(), strict)
-    path = f"{cache}.fastpath" if cache else None
-    if path and os.path.exists(path):
+    path = f"{cache}.fastpath.json" if cache else None
+    if path and _safe_to_load(path):
         try:
-            with open(path, "rb") as fh:
-                data = pickle.load(fh)
-            if isinstance(data, FastPathData):
+            with open(path, encoding="utf-8") as fh:
+                data = FastPathData.from_json(fh.read(1 << 24))
+            if data is not None:
                 return data
-        except (OSError, pickle.PickleError, EOFError, AttributeError, TypeError):
+        except (OSError, UnicodeDecodeError):
             pass
     data = FastPathData.from_lark(parser.lark)
     if path:
         try:
             tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                pickle.dump(data, fh)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data.to_json())
             os.replace(tmp, path)
         except OSError:
             pass
