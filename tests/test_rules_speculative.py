@@ -322,3 +322,27 @@ def test_a_damaged_speculative_count_is_unknown_not_a_rule_error(tmp_path: Path)
     a = run(tmp_path, text)  # no rule may raise
     [f] = named(a, "spec-v2-topk-conflict")
     assert "num_steps" not in f.data and f.data["topk"] == 4
+
+
+def test_a_model_error_that_mentions_the_draft_is_not_an_argument_check(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-draft-model-path d\n"
+            "[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 2736, in run_scheduler_process\n'
+            "    scheduler = Scheduler(\n"
+            f'  File "{SG}/model_executor/model_runner.py", line 310, in load_model\n'
+            "    self.model = get_model(\n"
+            "ValueError: Unrecognized configuration class for the draft of this model\n\n")
+    a = run(tmp_path, text)
+    assert "spec-config-invalid" not in a.fired()
+
+
+def test_a_known_speculative_check_raised_inside_the_scheduler_still_counts(tmp_path: Path) -> None:
+    text = ("[2026-03-02 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/scheduler.py", line 2736, in run_scheduler_process\n'
+            "    scheduler = Scheduler(\n"
+            f'  File "{SG}/layers/attention/trtllm_mha_backend.py", line 88, in __init__\n'
+            "    raise ValueError(\n"
+            "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.\n\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "spec-config-invalid")
+    assert "--speculative-eagle-topk 1" in f.remedy

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import Severity
+from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext
-from logparse.rules.frames import frame_funcs
+from logparse.rules.frames import frame_files, frame_funcs, is_args_traceback
 from logparse.rules.registry import rule
+from logparse.rules.speculative.frames import is_speculative_file
 from logparse.run.speculative import spec_config
 from logparse.run.stage import traceback_phase
 
@@ -40,6 +41,16 @@ CHECK_TYPES = frozenset({"ValueError", "AssertionError", "RuntimeError", "NotImp
 # (0.4–0.5.11), then the speculative package's handle_speculative_decoding and its per-algorithm steps.
 SPEC_ARG_FUNCS = frozenset({"_handle_speculative_decoding", "handle_speculative_decoding", "_handle_eagle_family",
                             "_handle_ngram", "_handle_dflash", "_handle_frozen_kv_mtp"})
+
+
+def _from_argument_handling(tb: Traceback | None) -> bool:
+    """Whether SGLang's argument processing (or the speculative package) raised it; a lone exception
+    line shows no frames, so only its timing (before the attempt was up) can decide."""
+    if tb is None or not tb.frames:
+        return True
+    if is_args_traceback(tb) or SPEC_ARG_FUNCS & set(frame_funcs(tb)):
+        return True
+    return any(is_speculative_file(f) for f in frame_files(tb))
 
 
 @rule(code="SPEC004", name="spec-config-invalid", family="speculative", severity=Severity.ERROR,
@@ -71,8 +82,12 @@ def spec_config_invalid(ctx: RuleContext) -> Iterator[Finding]:
         tb = r.traceback
         bare_spec_assert = (r.exc_type == "AssertionError" and not r.message.strip()
                             and bool(SPEC_ARG_FUNCS & set(frame_funcs(tb))))
-        is_check = r.exc_type in CHECK_TYPES and ctx.match("spec-argument-subject", r.message) is not None
-        if not (is_check or bare_spec_assert):
+        advice = next((advice for code, advice in ADVICE if ctx.match(code, r.message) is not None), None)
+        # A known check is one by its wording; any other message about speculation only when the
+        # argument handling raised it (a model or kernel error that mentions a draft is not).
+        about_spec = advice is not None or (ctx.match("spec-argument-subject", r.message) is not None
+                                            and _from_argument_handling(tb))
+        if not ((r.exc_type in CHECK_TYPES and about_spec) or bare_spec_assert):
             continue
         # An argument check happens before serving: not a crash in a running scheduler, and not
         # after the attempt already showed it was up.
@@ -81,7 +96,7 @@ def spec_config_invalid(ctx: RuleContext) -> Iterator[Finding]:
         if ctx.views.run.lifecycle_at(ev.line).up_before(ev.line):
             continue
         cfg = spec_config(ctx.log, ctx.views, ev.line)
-        remedy = next((advice for code, advice in ADVICE if ctx.match(code, r.message) is not None), None)
+        remedy = advice
         data: dict[str, Any] = {"exception": r.exc_type, **cfg.topk_data()}
         if bare_spec_assert:
             message = ("A bare AssertionError in the speculative-decoding argument handling: with NEXTN/MTP, setting "

@@ -95,7 +95,9 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
     # ("Spec v1 is used … because spec v2 currently only supports topk = 1."), which is no failure.
     for hit in find_message(ctx, "spec-v2-topk-refused", texts=False):
         cfg = spec_config(ctx.log, ctx.views, hit.line)
-        data = {**cfg.topk_data(), "stage": "argument check"}
+        # 0.5.10+ also raises it from the spec-v2 verify step, while serving
+        serving = hit.traceback is not None and traceback_phase(hit.traceback) == "serving"
+        data = {**cfg.topk_data(), "stage": "runtime" if serving else "argument check"}
         where = f" (set by {cfg.spec_v2_source})" if cfg.spec_v2_source else ""
         topk = f" with --speculative-eagle-topk {cfg.topk}" if cfg.topk else ""
         message = f"Spec v2{where} refuses topk > 1{topk}: {short(hit.text, 160)}"
