@@ -7,6 +7,7 @@ corpus itself.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import itertools
@@ -24,7 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from logparse.io import lines as reader_lines
 from logparse.io import reader
+from logparse.io import ranges as reader_ranges
+from logparse.io import sources as reader_sources
 from logparse.io.reader import (
     InputError,
     Line,
@@ -62,8 +66,11 @@ def physical_count(data: bytes) -> int:
 
 @contextmanager
 def patched(**values: Any) -> Iterator[None]:
-    """Patch reader module constants (usable inside hypothesis tests, unlike monkeypatch)."""
-    with mock.patch.multiple(reader, **values):
+    """Patch reader constants (usable inside hypothesis tests, unlike monkeypatch)."""
+    homes = {"MAX_LINE_CHARS": reader_lines, "BLOCK_SIZE": reader_sources}
+    with contextlib.ExitStack() as stack:
+        for name, value in values.items():
+            stack.enter_context(mock.patch.object(homes[name], name, value))
         yield
 
 
@@ -591,7 +598,7 @@ def test_wrapper_is_frozen() -> None:
 def test_long_line_without_newline_is_truncated_and_reading_continues(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "MAX_LINE_CHARS", 1000)
+    monkeypatch.setattr(reader_lines, "MAX_LINE_CHARS", 1000)
     data = b"[2026-03-07 15:31:10 TP0] before\n" + b"x" * 3_000_000 + b"\nnext line\n"
     lines, rep = read_bytes(tmp_path, data)
     assert [(n, len(t)) for n, t, _ in lines] == [(1, 32), (2, 1000), (3, 9)]
@@ -606,7 +613,7 @@ def test_long_line_without_newline_is_truncated_and_reading_continues(
 def test_long_last_line_without_final_newline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "MAX_LINE_CHARS", 10)
+    monkeypatch.setattr(reader_lines, "MAX_LINE_CHARS", 10)
     lines, rep = read_bytes(tmp_path, b"ok\n" + b"y" * 5000)
     assert numbered(lines) == [(1, "ok"), (2, "y" * 10)]
     assert rep.missing_final_newline is True
@@ -616,7 +623,7 @@ def test_long_last_line_without_final_newline(
 def test_long_line_inside_a_block_is_truncated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "MAX_LINE_CHARS", 10)
+    monkeypatch.setattr(reader_lines, "MAX_LINE_CHARS", 10)
     lines, rep = read_bytes(tmp_path, b"short\n" + b"z" * 25 + b"\r\nafter\n")
     assert numbered(lines) == [(1, "short"), (2, "z" * 10), (3, "after")]
     assert rep.long_lines == 1
@@ -625,7 +632,7 @@ def test_long_line_inside_a_block_is_truncated(
 def test_truncation_does_not_split_a_multibyte_character(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "MAX_LINE_CHARS", 4)  # byte cap is 16
+    monkeypatch.setattr(reader_lines, "MAX_LINE_CHARS", 4)  # byte cap is 16
     lines, rep = read_bytes(tmp_path, "é".encode() * 50 + b"\n")
     assert texts(lines) == ["éééé"]
     assert rep.bad_utf8 == 0
@@ -645,7 +652,7 @@ def test_memory_does_not_grow_with_an_endless_line(tmp_path: Path) -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert out == [(1, 31), (2, reader.MAX_LINE_CHARS), (3, 29)]
+    assert out == [(1, 31), (2, reader_lines.MAX_LINE_CHARS), (3, 29)]
     assert peak < 12 * (1 << 20), f"peak {peak / (1 << 20):.1f} MiB"
 
 
@@ -802,10 +809,10 @@ def _mixed_log(n: int, final_newline: bool) -> bytes:
 def test_split_points_reassemble_to_a_single_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: int, final_newline: bool
 ) -> None:
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
-    monkeypatch.setattr(reader, "_COUNT_BLOCK", 4096)  # several newline-count blocks
-    monkeypatch.setattr(reader, "BLOCK_SIZE", 3001)  # block edges fall anywhere in lines
-    monkeypatch.setattr(reader, "MAX_LINE_CHARS", 700)
+    monkeypatch.setattr(reader_ranges, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_ranges, "_COUNT_BLOCK", 4096)  # several newline-count blocks
+    monkeypatch.setattr(reader_sources, "BLOCK_SIZE", 3001)  # block edges fall anywhere in lines
+    monkeypatch.setattr(reader_lines, "MAX_LINE_CHARS", 700)
     data = _mixed_log(3000, final_newline)
     p = tmp_path / "run.log"
     p.write_bytes(data)
@@ -847,7 +854,7 @@ def test_split_points_small_file_is_one_part(tmp_path: Path) -> None:
 def test_split_points_gzip_is_one_part_and_readable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_ranges, "SPLIT_MIN_BYTES", 1)
     p = tmp_path / "a.log.gz"
     p.write_bytes(gzip.compress(b"x\n" * 5000))
     points = split_points(str(p), 4)
@@ -859,7 +866,7 @@ def test_split_points_gzip_is_one_part_and_readable(
 def test_split_points_one_huge_line_merges_empty_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(reader_ranges, "SPLIT_MIN_BYTES", 1)
     data = b"head\n" + b"h" * 10_000 + b"\ntail\n"
     p = tmp_path / "a.log"
     p.write_bytes(data)

@@ -11,7 +11,6 @@ result: `tests/test_parse.py` checks that jobs=1 and jobs=2 agree.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -235,10 +234,15 @@ class _Stage2:
     def feed(self, item: Rest) -> None:
         no, text, wrapper, env, cls, kw = item
         log = self.log
-        if log.text_chars < MAX_TEXT_CHARS:
+        # Blank lines are not kept (millions of them cost memory, they are no evidence); the
+        # segments of one physical line are joined only up to one evidence line (not quadratic).
+        if text and log.text_chars < MAX_TEXT_CHARS:
             shown = text[:MAX_EVIDENCE_LINE]
             prev = log.texts.get(no)
-            log.texts[no] = shown if prev is None else f"{prev} ⏎ {shown}"
+            if prev is None:
+                log.texts[no] = shown
+            elif len(prev) < MAX_EVIDENCE_LINE:
+                log.texts[no] = f"{prev} ⏎ {shown}"
             log.text_chars += len(shown)
         ts = _envelope_ts(env, wrapper, self.times)
         rank = env.rank if env is not None else None
@@ -294,8 +298,9 @@ def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
     """Parse one log (plain, .gz or '-' for stdin). jobs > 1 splits a large plain file by byte
     ranges across processes."""
     ranges: list[tuple[int, int, int]] = []
-    if jobs > 1 and path != "-" and _is_plain(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES:
-        ranges = split_points(path, jobs)
+    if jobs > 1 and path != "-":
+        # One part for a small, gzip or non-regular source (a FIFO is opened once, by read_lines).
+        ranges = split_points(path, jobs, PARALLEL_MIN_BYTES)
     log = ParsedLog(path=path, report=ReadReport(path=path))
     damaged = numbers.damaged()  # this process's share; workers report theirs in their part
     stage2 = _Stage2(log)
@@ -334,26 +339,7 @@ def _merge_part(log: ParsedLog, part: _Part, *, report: bool = True) -> None:
 
 
 def _merge_report(into: ReadReport, other: ReadReport) -> None:
-    for name, value in vars(other).items() if hasattr(other, "__dict__") else _slots(other):
-        if isinstance(value, bool):
-            setattr(into, name, getattr(into, name) or value)
-        elif isinstance(value, int):
-            setattr(into, name, getattr(into, name) + value)
-        elif isinstance(value, list):
-            getattr(into, name).extend(value)
-        elif name == "damaged" and value:
-            into.damaged = value
-
-
-def _slots(obj: Any) -> Iterator[tuple[str, Any]]:
-    for name in type(obj).__slots__:
-        if name != "path":
-            yield name, getattr(obj, name)
-
-
-def _is_plain(path: str) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) != b"\x1f\x8b"
+    into.merge(other)  # counters add up; flagged keeps the first MAX_FLAGGED, as one process would
 
 
 def fetch_lines(log: ParsedLog, numbers: Iterable[int]) -> dict[int, str]:

@@ -1,0 +1,297 @@
+"""Wrapper prefixes: recognise and strip what docker-compose, Ray, k8s, log shippers and other
+loggers put before a line, keeping what they said (`Wrapper`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from logparse.model.numbers import to_int
+
+__all__ = ["Unwrapper", "Wrapper"]
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """What a log-capturing tool (docker-compose, Ray, k8s, a log shipper, another logger) said
+    in the prefix it put before the line. For nested prefixes the innermost statement of each
+    field wins (it is the most specific about the writing process)."""
+
+    kind: str
+    ts: str | None
+    container: str | None
+    pid: int | None
+    actor: str | None
+    ip: str | None
+    level: str | None
+    logger: str | None
+    stream: str
+
+
+_LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
+# A dotted module name (`flashinfer.jit`) – the only kind of name we trust to be a logger.
+_DOTTED = r"[A-Za-z_]\w*(?:\.\w+)+"
+
+_DOCKER_RE = re.compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
+_RAY_RE = re.compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
+_KIBANA_RE = re.compile(
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
+    r"(\d{2}:\d{2}:\d{2})(?:\.(\d+))? +"
+)
+_ISO = r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
+# Rust `tracing` (dynamo): `TS  INFO target: msg` (level right-aligned in 5 columns). A line
+# cut right after the target has no ': '.
+_RUST_RE = re.compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
+_ISO_RE = re.compile(_ISO + r"(?: +|$)")
+_BRACKET_ISO_RE = re.compile(r"\[" + _ISO + r"\](?: +(?:(\S+) >> ?)?|$)")
+_DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
+# `2025-02-26 15:44:36,973 - INFO - flashinfer.jit: msg` / `… - INFO - Command: …`
+_PYLOG_A_RE = re.compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
+# `2025-02-26 15:44:36,973 - flashinfer.jit - INFO - msg` (the logging cookbook format)
+_PYLOG_B_RE = re.compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - ")
+# `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: msg`
+_PYLOG_C_RE = re.compile(
+    _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
+)
+# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`
+_CUSTOM_RE = re.compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
+# `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
+_MANGLED_RE = re.compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    )
+}
+_DIGITS = frozenset("0123456789")
+# Kinds after which the rest is the message itself (no further wrapper can follow).
+_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", "rust-tracing"})
+# Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
+_RSTRIP_KINDS = frozenset({"kibana", "rust-tracing"})
+
+
+def _frac(f: str | None) -> str:
+    return "." + f[:6] if f else ""
+
+
+def _iso_ts(date: str, time: str, frac: str | None) -> str:
+    # Wall-clock time as printed; a UTC offset is dropped, not applied (the grammar compares
+    # against SGLang's own naive timestamps, and the offset is not ours to apply).
+    return f"{date} {time}{_frac(frac)}"
+
+
+# One parsed prefix: (kind, ts, container, pid, actor, ip, level, logger, end offset).
+_Prefix = tuple[
+    str, str | None, str | None, int | None, str | None, str | None, str | None, str | None, int
+]
+
+
+def _match_prefix(s: str) -> _Prefix | None:
+    """Recognise one wrapper prefix at the start of `s`, dispatching on the first character
+    so that the typical non-wrapped line (traceback, bar, bare message) costs one or two
+    failed anchored matches."""
+    c = s[:1]
+    if not c:
+        return None
+    if c == "(":
+        m = _RAY_RE.match(s)
+        if m:
+            # A damaged pid (thousands of digits) is None: the line keeps its other metadata.
+            return ("ray", None, None, to_int(m[2]), m[1], m[3], None, None, m.end())
+        return None
+    if c == "[":
+        if s[11:12] != "T":
+            return None
+        m = _BRACKET_ISO_RE.match(s)
+        if m:
+            host = m[5]
+            kind = "k8s" if host else "iso-timestamp"
+            return (kind, _iso_ts(m[1], m[2], m[3]), host, None, None, None, None, None, m.end())
+        return None
+    if c in _DIGITS:
+        sep = s[10:11]
+        if sep == "T":
+            m = _RUST_RE.match(s)
+            if m:
+                return (
+                    "rust-tracing",
+                    _iso_ts(m[1], m[2], m[3]),
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[5],
+                    m[6],
+                    m.end(),
+                )
+            m = _ISO_RE.match(s)
+            if m:
+                # kubectl --timestamps prints RFC3339Nano in UTC: 9 fraction digits + Z.
+                kind = "k8s" if m[4] == "Z" and m[3] and len(m[3]) == 9 else "iso-timestamp"
+                return (
+                    kind,
+                    _iso_ts(m[1], m[2], m[3]),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    m.end(),
+                )
+        elif sep == " " and s[4:5] == "-":
+            m = _PYLOG_A_RE.match(s)
+            if m:
+                return (
+                    "python-logging",
+                    f"{m[1]} {m[2]}.{m[3]}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[4],
+                    m[5],
+                    m.end(),
+                )
+            m = _PYLOG_C_RE.match(s)
+            if m:
+                return (
+                    "python-logging",
+                    f"{m[1]} {m[2]}{_frac(m[3])}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[4],
+                    m[5],
+                    m.end(),
+                )
+            m = _CUSTOM_RE.match(s)
+            if m:
+                return (
+                    "custom-logging",
+                    f"{m[1]} {m[2]}{_frac(m[3])}",
+                    None,
+                    to_int(m[5]),
+                    None,
+                    None,
+                    m[4],
+                    m[6],
+                    m.end(),
+                )
+            m = _PYLOG_B_RE.match(s)
+            if m:
+                return (
+                    "python-logging",
+                    f"{m[1]} {m[2]}.{m[3]}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[5],
+                    m[4],
+                    m.end(),
+                )
+    elif c.isupper():
+        mon = _MONTHS.get(s[:3])
+        if mon is not None:
+            m = _KIBANA_RE.match(s)
+            if m:
+                ts = f"{m[3]}-{mon:02d}-{int(m[2]):02d} {m[4]}{_frac(m[5])}"
+                return ("kibana", ts, None, None, None, None, None, None, m.end())
+        m = _MANGLED_RE.match(s)
+        if m:
+            logger = m[2].replace(" ", "")
+            return ("python-logging", None, None, None, None, None, m[1], logger, m.end())
+    m = _DOCKER_RE.match(s)
+    if m:
+        return ("docker-compose", None, m[1], None, None, None, None, None, m.end())
+    return None
+
+
+def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
+    if kind == "ray":
+        return f"ray:{pid}"
+    if kind == "docker-compose":
+        return f"docker:{container}"
+    if pid is not None:
+        return f"pid:{pid}"
+    return ""
+
+
+# Kinds whose prefix text is the same on every line of one writer (no timestamp): safe to
+# recognise again by plain string comparison.
+_REPEATING_KINDS = frozenset({"docker-compose", "ray"})
+
+
+class Unwrapper:
+    """Strips wrapper prefixes for one read. Per-read state: a cache of merged Wrappers by
+    prefix text (so identical prefixes share one object) and the last repeating prefix, which
+    lets a docker/Ray-wrapped log skip the regexes: their patterns never look past the prefix
+    text, so a line starting with the same text parses the same way."""
+
+    __slots__ = ("_cache", "last_len", "last_text", "last_wrapper")
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[Wrapper, bool]] = {}
+        self.last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
+        self.last_len = 1
+        self.last_wrapper: Wrapper | None = None
+
+    def __call__(self, s: str) -> tuple[Wrapper | None, str]:
+        """Strip (possibly nested) prefixes; return the merged Wrapper and the rest."""
+        if s.startswith(self.last_text):
+            rest = s[self.last_len :]
+            if rest[:1] == "[" and rest[11:12] != "T":
+                return self.last_wrapper, rest
+        first = _match_prefix(s)
+        if first is None:
+            return None, s
+        prefixes = [first]
+        pos = first[8]
+        kind = first[0]
+        while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
+            rest = s[pos:]
+            if rest[:1] == "[" and rest[11:12] != "T":
+                break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
+            nxt = _match_prefix(rest)
+            # docker-compose is always outermost; inside another wrapper `word  | ` is message
+            # text (a table, a bar), not a prefix.
+            if nxt is None or nxt[8] == 0 or nxt[0] == "docker-compose":
+                break
+            prefixes.append(nxt)
+            pos += nxt[8]
+            kind = nxt[0]
+        key = s[:pos]
+        hit = self._cache.get(key)
+        if hit is None:
+            strip = any(p[0] in _RSTRIP_KINDS for p in prefixes)
+            hit = (_merge(prefixes), strip)
+            if len(self._cache) > 4096:
+                self._cache.clear()  # bounded: timestamped prefixes rarely repeat
+            self._cache[key] = hit
+        w, strip = hit
+        if len(prefixes) == 1 and first[0] in _REPEATING_KINDS:
+            self.last_text, self.last_len, self.last_wrapper = key, pos, w
+        rest = s[pos:]
+        return w, (rest.rstrip() if strip else rest)
+
+
+def _merge(prefixes: list[_Prefix]) -> Wrapper:
+    # Innermost statement of each field wins; the stream comes from the innermost wrapper
+    # that identifies a writer.
+    kind, ts, container, pid, actor, ip, level, logger = prefixes[-1][:8]
+    stream = _stream_of(kind, container, pid)
+    for p in reversed(prefixes[:-1]):
+        ts = ts if ts is not None else p[1]
+        container = container if container is not None else p[2]
+        pid = pid if pid is not None else p[3]
+        actor = actor if actor is not None else p[4]
+        ip = ip if ip is not None else p[5]
+        level = level if level is not None else p[6]
+        logger = logger if logger is not None else p[7]
+        if not stream:
+            stream = _stream_of(p[0], p[2], p[3])
+    return Wrapper(kind, ts, container, pid, actor, ip, level, logger, stream)
+
