@@ -242,3 +242,23 @@ def test_damaged_symbols_and_numbers_never_raise(tmp_path: Path) -> None:
             "AssertionError: mamba_track_interval " + "9" * 5000 + " must be divisible by page_size 64\n")
     a = run(tmp_path, text)
     assert "kernel-library-mismatch" in a.fired()
+
+
+def test_backend_list_on_blackwell_is_not_read_as_a_trtllm_kernel(tmp_path: Path) -> None:
+    text = ("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3.5-4B --attention-backend flashinfer\n"
+            "AssertionError: triton or trtllm_mha backend are the only supported backends on Blackwell GPUs for hybrid "
+            "GDN models, use --attention-backend triton or --attention-backend trtllm_mha to specify the backend.\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["kernel"] == "the flashinfer attention backend"
+    assert "triton or trtllm_mha" in f.remedy and "SM100 only" not in f.remedy
+
+
+def test_bfloat16_on_a_pre_ampere_gpu_asks_for_half(tmp_path: Path) -> None:
+    text = ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU "
+            "has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for "
+            "example: --dtype=half.\n")
+    a = run(tmp_path, text)
+    [f] = named(a, "unsupported-gpu-arch")
+    assert f.data["flag"] == "--dtype" and "--dtype half" in f.remedy
+    assert f.data["gpu_sm"] == 75

@@ -24,6 +24,9 @@ def kernel_of(ctx: RuleContext, text: str, tb: Traceback | None) -> str:
     named = ctx.match("kernel-named", text)
     if named and named.get("kernel"):
         return str(named["kernel"])
+    if ctx.match("gpu-arch-backend-list", text) is not None:
+        backend = ctx.views.arg("attention_backend")
+        return f"the {backend} attention backend" if backend else "the chosen attention backend"
     low = text.lower()
     frames = " ".join(f"{f.path} {f.func}" for f in tb.frames).lower() if tb is not None else ""
     for key in _KERNEL_NAMES:
@@ -51,6 +54,20 @@ def arch_remedy(ctx: RuleContext, text: str, kernel: str) -> tuple[str, dict[str
     attn = ctx.views.arg("attention_backend")
     moe = ctx.views.arg("moe_runner_backend")
     low = text.lower()
+    listed = ctx.match("gpu-arch-backend-list", text)
+    if listed is not None:
+        data["flag"] = "--attention-backend"
+        backends = str(listed.get("backends") or "").strip()
+        models = f" for {listed['models']} models" if listed.get("models") else ""
+        return (f"on {listed.get('arch', 'this GPU')}{models} only these attention backends work: {backends} — set "
+                f"`--attention-backend` to one of them{f' (now {attn})' if attn else ''}"), data
+    if "bfloat16" in low and "compute capability" in low:
+        data["flag"] = "--dtype"
+        return "this GPU has no bfloat16 (it needs SM80+): `--dtype half` (float16), or an Ampere or newer GPU", data
+    if "flashattention only supports ampere" in low:
+        data["flag"] = "--attention-backend"
+        return ("FlashAttention-2 needs Ampere (SM80) or newer: use `--attention-backend triton` (or `flashinfer`) on "
+                "this GPU"), data
     if ctx.match("kernel-trtllm-gen", text) is not None or ctx.match("kernel-trtllm-gen", kernel) is not None:
         if ctx.match("kernel-moe", text) is not None:
             data["flag"] = "--moe-runner-backend"
