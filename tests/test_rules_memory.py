@@ -537,3 +537,11 @@ def test_request_slot_exhaustion_is_kv_cache_exhausted(tmp_path: Path) -> None:
     f = only(a, "kv-cache-exhausted")
     assert f.severity == Severity.ERROR and "alloc_req_slots" in f.message
     assert "cuda-oom" not in a.fired()
+
+
+def test_retract_abort_is_kv_cache_exhausted(tmp_path: Path) -> None:
+    log = SERVING + "[2026-03-07 15:31:12 TP0] retract_decode: aborted last request 8c2f0e6b1d7a due to OOM\n"
+    a = analyze(write(tmp_path, log))
+    f = only(a, "kv-cache-exhausted")
+    assert f.data["aborted_request"] == "8c2f0e6b1d7a" and f.data["running_when_full"] == 48
+    assert "cuda-oom" not in a.fired()

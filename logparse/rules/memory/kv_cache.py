@@ -47,7 +47,8 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
     SGLang ran out of KV-cache tokens for the running requests: it retracted requests (`KV cache pool
     is full. Retract requests.` / older `Decode out of memory happened.`), a batch could not be
     allocated (`Prefill/Decode out of memory. Try to lower your batch size`, `alloc_req_slots runs
-    out of memory`), or token usage stayed pinned at ~1.00 over consecutive decode lines.
+    out of memory`), the last running request was aborted (`retract_decode: aborted last request …
+    due to OOM`), or token usage stayed pinned at ~1.00 over consecutive decode lines.
 
     **Why it matters**
     Retracted requests are recomputed later: throughput drops and latency jumps while the pool
@@ -92,6 +93,16 @@ def kv_cache_exhausted(ctx: RuleContext) -> Iterator[Finding]:
                 events=[e],
                 data=data,
             )
+    for hit in ctx.messages("retract-abort-oom"):
+        remedy, data = _kv_room_remedy(ctx, _running_before(ctx, hit.line))
+        yield ctx.finding(
+            "kv-cache-exhausted",
+            "KV cache pool full while serving: no request was left to retract, so SGLang aborted the last "
+            f"one ({hit.fields.get('rid', '?')})",
+            remedy,
+            lines=[(hit.line, hit.line)],
+            data={**data, "aborted_request": hit.fields.get("rid")},
+        )
     yield from _pinned_usage(ctx)
 
 
