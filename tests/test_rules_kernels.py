@@ -262,3 +262,10 @@ def test_bfloat16_on_a_pre_ampere_gpu_asks_for_half(tmp_path: Path) -> None:
     [f] = named(a, "unsupported-gpu-arch")
     assert f.data["flag"] == "--dtype" and "--dtype half" in f.remedy
     assert f.data["gpu_sm"] == 75
+
+
+def test_a_missing_driver_library_means_no_visible_driver() -> None:
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/rules/kernel-library-mismatch/bad-3.log"))
+    [f] = named(a, "kernel-library-mismatch")
+    assert f.data == {"library": "sgl_kernel", "cause": "driver-not-visible", "missing": "libcuda.so.1"}
+    assert "--gpus all" in f.remedy

@@ -25,6 +25,8 @@ REPORT_SPAN = 40
 # next line, so the exception line itself is empty.
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "OSError"})
 TORCH_NAMESPACES = frozenset({"c10", "at", "torch", "caffe2"})
+# Libraries the NVIDIA driver installs (not the CUDA toolkit or a wheel): missing means no visible driver.
+DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
 
 
 def is_driver_symbol(name: str) -> bool:
@@ -89,6 +91,12 @@ def mismatch_remedy(code: str, fields: dict[str, Any], lib: str) -> tuple[str, d
         data["cause"] = "glibc"
         return (f"the binary needs {fields['glibc']}, which this OS image lacks: use a newer base image or a wheel "
                 "built for it"), data
+    if code == "shared-object-missing" and str(fields.get("lib", "")).startswith(DRIVER_LIBRARIES):
+        data["cause"] = "driver-not-visible"
+        data["missing"] = fields["lib"]
+        return (f"`{fields['lib']}` comes with the NVIDIA driver, and the loader cannot find it: in a container, run it "
+                "with the NVIDIA runtime (`--gpus all` / `--runtime nvidia`); otherwise add the driver's library "
+                "directory (e.g. `/usr/local/cuda/compat` or `/usr/lib/x86_64-linux-gnu`) to `LD_LIBRARY_PATH`"), data
     if code == "shared-object-missing" and fields.get("lib"):
         data["cause"] = "missing-library"
         data["missing"] = fields["lib"]
@@ -181,7 +189,9 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
     missing `cu…` driver symbol means the NVIDIA driver is older than the wheel's CUDA: upgrade it.
     """
     for cause, group, raiser in _groups(ctx, find_message(ctx, LOAD_FAILURES)):
-        lib = library_of(ctx, [h.text for h in group])
+        # the message names the library, else the frames that imported it do
+        lib = library_of(ctx, [h.text for h in group]
+                         + [ctx.traceback_text(h.traceback) for h in group if h.traceback is not None])
         remedy, data = mismatch_remedy(cause.code, cause.fields, lib)
         what = _what(cause)
         message = f"{data['library']} failed to load: {short(what, 160)}"
