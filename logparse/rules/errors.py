@@ -4,6 +4,7 @@ the traceback it belongs to. Rules name catalog codes (grammars/messages/); they
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,12 +93,12 @@ def find_message(ctx: RuleContext, codes: str | Sequence[str], *, include_claime
 
 
 def event_at(ctx: RuleContext, line: int) -> Event:
-    """The event that starts on `line`, else a bare event for the line (a text-only line)."""
-    for e in ctx.log.events:
-        if e.line == line:
-            return e
-        if e.line > line:
-            break
+    """The event that starts on `line`, else a bare event for the line (a text-only line).
+    The events are in file order: a binary search, not a scan per question."""
+    events = ctx.log.events
+    i = bisect_left(events, line, key=lambda e: e.line)
+    if i < len(events) and events[i].line == line:
+        return events[i]
     return Event(line=line, end_line=line)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,9 +46,9 @@ def _timeout_fields(ctx: RuleContext, e: Event) -> tuple[dict[str, Any], list[Ev
     for k, v in _work(ctx, ctx.text(e.line)).items():
         out.setdefault(k, v)
     covered = {e.line}
-    for x in ctx.log.events:
-        if x.line <= e.line:
-            continue
+    events = ctx.log.events
+    for i in range(bisect_right(events, e.line, key=lambda ev: ev.line), len(events)):
+        x = events[i]
         if x.line > e.line + _TAIL:
             break
         if isinstance(x, KnownMessage) and x.code == "nccl-watchdog-tail":
