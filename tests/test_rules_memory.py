@@ -545,3 +545,13 @@ def test_retract_abort_is_kv_cache_exhausted(tmp_path: Path) -> None:
     f = only(a, "kv-cache-exhausted")
     assert f.data["aborted_request"] == "8c2f0e6b1d7a" and f.data["running_when_full"] == 48
     assert "cuda-oom" not in a.fired()
+
+
+def test_source_line_naming_the_oom_is_not_an_oom(tmp_path: Path) -> None:
+    """A traceback whose code mentions `torch.OutOfMemoryError` but whose exception is another error."""
+    log = _scheduler_tb(
+        [("managers/scheduler.py", "event_loop_overlap")],
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ).replace("    x = y()\n", "    except torch.OutOfMemoryError:\n")
+    assert "except torch.OutOfMemoryError:" in log
+    assert "cuda-oom" not in analyze(write(tmp_path, log)).fired()
