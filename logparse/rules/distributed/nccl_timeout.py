@@ -171,7 +171,7 @@ def _dump_finding(ctx: RuleContext, dumps: list[tuple[int, dict[str, Any], int |
     """One finding for the dump-signal lines of every rank (of every node): which rank timed out
     first (the `from rank N` they name, or the ranks that saw it locally) and the NCCL work reached."""
     ranks = sorted({r for _, _, r in dumps if r is not None})
-    local = sorted({r for _, f, r in dumps if "local" in f and r is not None})
+    local = sorted({r for _, f, r in dumps if ("local" in f or "local_cut" in f) and r is not None})
     named = sorted({f["from_rank"] for _, f, _ in dumps if f.get("from_rank") is not None})
     completed = [f["last_completed"] for _, f, _ in dumps if f.get("last_completed") is not None]
     enqueued = [f["last_enqueued"] for _, f, _ in dumps if f.get("last_enqueued") is not None]
