@@ -49,7 +49,8 @@ def _lone_startup_check(ctx: RuleContext, tb: Traceback) -> bool:
 
 
 @rule(code="SRV004", name="invalid-server-args", family="server", severity=Severity.ERROR,
-      needs=("tracebacks",), fallback=True, stage="startup")
+      needs=("tracebacks",), fallback=True, stage="startup",
+      crash=True)  # rejected arguments always end the launch (argparse exits 2, the checks raise)
 def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
     """The server arguments were rejected before any scheduler started (fallback).
 
