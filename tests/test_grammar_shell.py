@@ -171,6 +171,11 @@ CASES: list[tuple[str, type, dict[str, Any]]] = [
     ),
     ("ls -la /models", ShellCommand, {"text": "ls -la /models", "program": "ls"}),
     (
+        "root@node0:~# CUDA_VISIBLE_DEVICES=0 sudo python train.py --lr 3",
+        ShellCommand,
+        {"text": "CUDA_VISIBLE_DEVICES=0 sudo python train.py --lr 3", "program": "python"},
+    ),
+    (
         "curl http://localhost:30000/generate -H 'Content-Type: application/json' -d '{\"text\": \"Hello\"}'",
         ShellCommand,
         {"program": "curl"},

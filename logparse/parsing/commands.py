@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from logparse.grammar.transform.shell import parse_command, words_of
+from logparse.grammar.transform.shell import parse_command, program_of
 from logparse.grammar.transform.startup import _parse_command
 from logparse.model.events import (
     CommandContinuation,
@@ -135,11 +135,7 @@ class CommandAssembler:
         if isinstance(head, LaunchCommand):  # continuation flags without their command's head
             return [LaunchCommand(**where, **_parse_command(joined))]
         if isinstance(head, ShellCommand):
-            words = words_of(joined)
-            program = (
-                words[1]
-                if words[:1] == ["sudo"] and len(words) > 1
-                else (words[0] if words else "")
-            )
-            return [ShellCommand(**where, text=joined, program=program, prompt=head.prompt)]
+            return [
+                ShellCommand(**where, text=joined, program=program_of(joined), prompt=head.prompt)
+            ]
         return [CommandContinuation(**where, text=joined)]

@@ -112,6 +112,18 @@ def parse_exports(text: str) -> dict[str, str]:
     return env
 
 
+_PROGRAM_SKIP = frozenset({"sudo", "nohup", "time", "exec", "env"})
+
+
+def program_of(command: str) -> str:
+    """The program a shell command runs: its first word after `VAR=value` prefixes and `sudo`,
+    `nohup`, `time`, `exec`, `env` ('CUDA_VISIBLE_DEVICES=0 python train.py' → 'python')."""
+    for word in words_of(command.strip().removesuffix("\\")):
+        if word not in _PROGRAM_SKIP and _assignment(word) is None:
+            return word
+    return ""
+
+
 def _split_prompt(children: Children) -> tuple[str, str]:
     """(prompt, rest of the line) from a rule's tokens: the first token when it is SHELL_PROMPT."""
     if children and getattr(children[0], "type", "") == "SHELL_PROMPT":
@@ -137,10 +149,7 @@ class ShellCallbacks:
     def shell_command(self, children: Children) -> Result:
         prompt, rest = _split_prompt(children)
         rest = rest.strip()
-        words = words_of(rest.removesuffix("\\"))
-        if words and words[0] == "sudo":
-            words = words[1:]
-        return ShellCommand, {"text": rest, "program": words[0] if words else "", "prompt": prompt}
+        return ShellCommand, {"text": rest, "program": program_of(rest), "prompt": prompt}
 
     def shell_prompt(self, children: Children) -> Result:
         return ShellPrompt, {"prompt": str(children[0]).strip()}
