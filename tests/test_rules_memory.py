@@ -555,3 +555,16 @@ def test_source_line_naming_the_oom_is_not_an_oom(tmp_path: Path) -> None:
     ).replace("    x = y()\n", "    except torch.OutOfMemoryError:\n")
     assert "except torch.OutOfMemoryError:" in log
     assert "cuda-oom" not in analyze(write(tmp_path, log)).fired()
+
+
+def test_assert_source_naming_the_mamba_pool_is_not_an_exhaustion(tmp_path: Path) -> None:
+    """Python 3.13 prints an assert's whole statement as source; the exception is another error."""
+    log = _scheduler_tb(
+        [("managers/scheduler.py", "event_loop_overlap"), ("mem_cache/memory_pool.py", "alloc")],
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ).replace(
+        "in alloc\n    x = y()\n",
+        'in alloc\n    ), f"Not enough space for mamba cache, try to increase --mamba-full-memory-ratio"\n',
+    )
+    assert 'f"Not enough space for mamba cache' in log
+    assert "mamba-pool-exhausted" not in analyze(write(tmp_path, log)).fired()

@@ -7,6 +7,7 @@ from typing import Any
 
 from logparse.model.events import Event, SchedulerLimits, WeightLoadBegin, WeightLoadEnd
 from logparse.rules.context import RuleContext
+from logparse.rules.frames import traceback_at
 
 
 def num(v: Any) -> float | None:
@@ -67,3 +68,11 @@ def limits(ctx: RuleContext) -> SchedulerLimits | None:
 def int_arg(ctx: RuleContext, name: str) -> int | None:
     v = ctx.views.arg(name)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def source_line(ctx: RuleContext, line: int) -> bool:
+    """A frame or source line of an assembled traceback (`except torch.OutOfMemoryError:`, an assert's
+    f-string): code that names a message, not the message printed. Exception lines are not
+    indented; frames and sources are."""
+    tb = traceback_at(ctx, line)
+    return tb is not None and line != tb.line and ctx.text(line)[:1] in (" ", "\t")

@@ -22,6 +22,7 @@ from logparse.model.events import (
 )
 from logparse.model.findings import Finding
 from logparse.rules.context import Raised, RuleContext
+from logparse.rules.memory.common import source_line
 from logparse.rules.registry import rule
 from logparse.run.timeline import startup_phases
 
@@ -122,6 +123,8 @@ def host_oom(ctx: RuleContext) -> Iterator[Finding]:
                 data={"exit_code": exit_code},
             )
     for hit in ctx.messages("hicache-host-memory"):
+        if source_line(ctx, hit.line):
+            continue
         no = hit.line
         yield _hicache(ctx, Event(line=no, end_line=no), hit.fields, ((no, no),))
 

@@ -9,7 +9,13 @@ from typing import Any
 from logparse.model.events import Event, ProfiledTokensExceeded, Severity
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
-from logparse.rules.memory.common import current_fraction, memory_numbers, round_up, weight_events
+from logparse.rules.memory.common import (
+    current_fraction,
+    memory_numbers,
+    round_up,
+    source_line,
+    weight_events,
+)
 from logparse.rules.registry import rule
 
 
@@ -128,7 +134,7 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
         yield _not_enough(ctx, ev, fields, ())
     # A lone line (a prefixed or wrapped message the grammar did not turn into an exception).
     for hit in ctx.messages("kv-pool-not-enough-memory"):
-        if any(ev.line <= hit.line <= (ev.end_line or ev.line) for ev, _ in found):
+        if any(ev.line <= hit.line <= (ev.end_line or ev.line) for ev, _ in found) or source_line(ctx, hit.line):
             continue
         no = hit.line
         yield _not_enough(ctx, Event(line=no, end_line=no), hit.fields, ((no, no),))

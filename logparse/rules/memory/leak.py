@@ -9,6 +9,7 @@ from logparse.model.events import Event, KnownMessage, Severity
 from logparse.model.findings import Finding
 from logparse.model.text import mask_numbers
 from logparse.rules.context import RuleContext
+from logparse.rules.memory.common import source_line
 from logparse.rules.registry import rule
 
 _REMEDY = (
@@ -63,6 +64,8 @@ def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
             fields = ctx.match("memory-leak", e.text) or {}
             yield _leak(ctx, e.text, fields, events=[e], raised=False)
     for hit in ctx.messages("memory-leak"):
+        if source_line(ctx, hit.line):
+            continue
         yield _leak(ctx, ctx.text(hit.line), hit.fields, lines=[(hit.line, hit.line)], raised=False)
 
 

@@ -12,6 +12,7 @@ from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import Raised, RuleContext
 from logparse.rules.frames import file_name
+from logparse.rules.memory.common import source_line
 from logparse.rules.registry import rule
 
 # Files of SGLang's request/state pools (0.5.x mem_cache/): an allocation assert raised there is the pool's.
@@ -71,7 +72,7 @@ def mamba_pool_exhausted(ctx: RuleContext) -> Iterator[Finding]:
         )
     for hit in ctx.messages("mamba-pool-full"):
         text = ctx.text(hit.line)
-        if ctx.match("memory-leak", text) is not None:
+        if ctx.match("memory-leak", text) is not None or source_line(ctx, hit.line):
             continue
         yield ctx.finding(
             "mamba-pool-exhausted",

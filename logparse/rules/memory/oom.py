@@ -8,8 +8,7 @@ from typing import Any
 from logparse.model.events import Event, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
-from logparse.rules.frames import traceback_at
-from logparse.rules.memory.common import current_fraction, int_arg, limits, round_up
+from logparse.rules.memory.common import current_fraction, int_arg, limits, round_up, source_line
 from logparse.rules.memory.oom_phase import STARTUP_OOM_PHASES, oom_phase
 from logparse.rules.registry import rule
 from logparse.run.oom import oom_numbers
@@ -136,16 +135,9 @@ def cuda_oom(ctx: RuleContext) -> Iterator[Finding]:
     # Lines the grammar did not turn into an exception (e.g. a wrapped or prefixed OOM message).
     for hit in ctx.messages("cuda-oom"):
         no = hit.line
-        if any(ev.line <= no <= (ev.end_line or ev.line) for ev, _tb, _t in items) or _source_line(ctx, no):
+        if any(ev.line <= no <= (ev.end_line or ev.line) for ev, _tb, _t in items) or source_line(ctx, no):
             continue
         yield _oom_finding(ctx, Event(line=no, end_line=no), None, ctx.text(no), lines=((no, no),))
-
-
-def _source_line(ctx: RuleContext, line: int) -> bool:
-    """A frame or source line of an assembled traceback (`except torch.OutOfMemoryError:`): code
-    that names the OOM, not an OOM. Exception lines are not indented; frames and sources are."""
-    tb = traceback_at(ctx, line)
-    return tb is not None and line != tb.line and ctx.text(line)[:1] in (" ", "\t")
 
 
 def _oom_exception_type(ctx: RuleContext, tb: Traceback | None) -> str | None:
