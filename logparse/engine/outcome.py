@@ -82,6 +82,7 @@ def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], 
     stage = crash_stage(_crash_traceback(lc.log, cause, crash))
     hint = declared_stage(cause)
     if stage == "startup" or (stage == "unknown" and hint == "startup"):
+        lc.failed_starting = True  # the run model's readiness must agree with this outcome
         return "crashed-at-startup"
     if hint == "served":
         lc.served_per_findings = True  # the run model's readiness must agree with this outcome

@@ -28,6 +28,9 @@ class Lifecycle:
     # Set by the engine when a finding shows the attempt had served (a diagnosis that only exists
     # after requests ran, e.g. the idle memory-leak check) although no stats or access line shows it.
     served_per_findings: bool = False
+    # Set by the engine when the attempt crashed while starting (the failing rule's declared stage
+    # says so) although no start-up line shows it was starting.
+    failed_starting: bool = False
 
     @property
     def log(self) -> ParsedLog:
@@ -82,7 +85,7 @@ class Lifecycle:
         None when the lines cannot tell (benchmark output, an excerpt of other messages)."""
         if self.up_line is not None or self.served_per_findings:
             return True
-        return False if self.startup_seen else None
+        return False if self.startup_seen or self.failed_starting else None
 
     @property
     def serving(self) -> bool:

@@ -89,7 +89,18 @@ def _capture_phase(e: CaptureBegin | CaptureEnd) -> str:
 
 
 def startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
-    """Phases by rank key (rank tag, or 'main'), each list in phase order."""
+    """Phases by rank key (rank tag, or 'main'), each list in phase order. Computed once per parsed
+    log (rules ask for them per event); each call gets its own dict and lists."""
+    derived = getattr(log, "derived", None)
+    if derived is None:
+        return _startup_phases(log)
+    cached = derived.get("phases")
+    if cached is None or cached[0] != len(log.events):
+        cached = derived["phases"] = (len(log.events), _startup_phases(log))
+    return {rank: list(phases) for rank, phases in cached[1].items()}
+
+
+def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
     open_: dict[tuple[str, str], Phase] = {}
     done: dict[str, list[Phase]] = {}
 
