@@ -101,6 +101,22 @@ SERVER_ARGS = (
             "sampling",
         ),
         ([("managers/scheduler.py", "event_loop_normal")], "unknown"),
+        # a weight loader function, whatever file it is in
+        (
+            [
+                ("managers/scheduler.py", "__init__"),
+                ("layers/linear.py", "composed_weight_loader"),
+            ],
+            "weight-load",
+        ),
+        # 0.5.10+: the KV pool is set up by the kv-cache mixin
+        (
+            [
+                ("managers/scheduler.py", "__init__"),
+                ("model_executor/model_runner_kv_cache_mixin.py", "_init_pools"),
+            ],
+            "kv-alloc",
+        ),
     ],
 )
 def test_cuda_oom_phase_from_frames(

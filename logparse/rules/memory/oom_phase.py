@@ -42,9 +42,12 @@ PHASE_FRAMES: tuple[tuple[str, FrameNames], ...] = (
     ("weight-load", FrameNames(
         exact=frozenset({"load_model", "_load_weights", "get_model", "load_weights_and_postprocess",
                          "loader.py", "weight_utils.py"}),
-        prefixes=("load_weights", "weight_loader", "model_loader"))),
+        prefixes=("load_weights", "weight_loader", "model_loader"),
+        suffixes=("_weight_loader",))),  # default_weight_loader, sharded_weight_loader
     ("kv-alloc", FrameNames(
-        exact=frozenset({"init_memory_pool", "profile_max_num_token", "_create_buffers", "memory_pool.py"}),
+        # 0.5.10+ moved the pool setup to model_runner_kv_cache_mixin.py / pool_configurator.py.
+        exact=frozenset({"init_memory_pool", "profile_max_num_token", "_create_buffers", "memory_pool.py",
+                         "model_runner_kv_cache_mixin.py", "pool_configurator.py"}),
         prefixes=("init_kv_cache", "alloc_kv"))),
     ("sampling", FrameNames(
         exact=frozenset({"sample", "sampler.py", "sampling.py"}),
