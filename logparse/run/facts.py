@@ -45,12 +45,20 @@ class FactsView:
     """The `facts` of one parsed log (a mixin of `Views`; needs its configuration and readiness)."""
 
     log: ParsedLog
-    ranks: list[str]
-    tp_size: int | None
-    dp_size: int | None
-    ready: bool | None
-    tracebacks: list[Traceback]
-    cuda_graph_max_bs: int | None
+    if TYPE_CHECKING:  # provided by `Views` (its configuration mixin and the run model)
+
+        @property
+        def ranks(self) -> list[str]: ...
+        @property
+        def tp_size(self) -> int | None: ...
+        @property
+        def dp_size(self) -> int | None: ...
+        @property
+        def ready(self) -> bool | None: ...
+        @property
+        def tracebacks(self) -> list[Traceback]: ...
+        @property
+        def cuda_graph_max_bs(self) -> int | None: ...
 
     def facts(self) -> dict[str, Any]:
         """Facts in the corpus vocabulary, only those the log states."""

@@ -48,7 +48,10 @@ SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 def severity_rank(severity: Severity | str) -> int:
     """0 for error, 1 for warning, 2 for info, 3 for anything else (sort key, most severe first)."""
-    return SEVERITY_ORDER.get(severity, 3)  # type: ignore[call-overload]
+    return _ORDER_BY_NAME.get(str(severity), 3)
+
+
+_ORDER_BY_NAME = {str(k): v for k, v in SEVERITY_ORDER.items()}
 
 
 # Lines that mean a process died (whatever explains them).
