@@ -134,6 +134,25 @@ CASES: list[tuple[str, type, dict[str, Any]]] = [
             "flags": {"--model-path": "m", "--tp": 16},
         },
     ),
+    (
+        "kubectl exec -it sglang-0 -- python3 -m sglang.launch_server --model-path m --tp 8",
+        LaunchCommand,
+        {"program": "sglang.launch_server", "flags": {"--model-path": "m", "--tp": 8}},
+    ),
+    (
+        "$ ssh gpu-node-2 SGLANG_HOST_IP=10.0.0.2 python3 -m sglang.launch_server --model-path m --node-rank 1",
+        LaunchCommand,
+        {
+            "program": "sglang.launch_server",
+            "env": {"SGLANG_HOST_IP": "10.0.0.2"},
+            "flags": {"--model-path": "m", "--node-rank": 1},
+        },
+    ),
+    (
+        "python -m torch.distributed.run --nproc-per-node 2 -m sglang.bench_one_batch --model-path m --batch-size 8",
+        LaunchCommand,
+        {"program": "sglang.bench_one_batch", "flags": {"--model-path": "m", "--batch-size": 8}},
+    ),
     # ------------------------------------------------------------------ exports
     (
         "root@7f3c2a9d1b4e:/sgl-workspace# export SGLANG_ENABLE_SPEC_V2=1",

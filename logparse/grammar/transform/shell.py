@@ -70,7 +70,7 @@ def parse_command(text: str) -> dict[str, Any] | None:
     docker's `-e A=1` / `--env A=1` / `--env=A=1`) become the environment."""
     body = text.strip().removesuffix("\\").rstrip()
     direct = _parse_command(body)
-    if direct["program"]:
+    if direct["program"].startswith("sglang"):  # not `python -m torch.distributed.run … -m sglang…`
         direct["text"] = text
         return direct
     words = words_of(body)
