@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from logparse.render.redact import MASK, Redactor, redact_text
+from logparse.render.redact import MASK, Redactor
 
 # (name, text as it appears in a log, the secret part that must never be printed). The secrets
 # hold no digits and no hex runs, so that coverage templates (which mask numbers) show them raw.
