@@ -72,6 +72,7 @@ def test_logdiag_toml_has_top_level_keys(tmp_path: Path, zz_rules: Any) -> None:
 def test_discovery_walks_up(tmp_path: Path) -> None:
     deep = tmp_path / "a" / "b" / "c"
     deep.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()  # the repository root: discovery stops there
     assert find_config(deep) is None or not str(find_config(deep)).startswith(str(tmp_path))
     (tmp_path / "pyproject.toml").write_text("[tool.logdiag]\n")
     (tmp_path / "a" / "pyproject.toml").write_text('[project]\nname = "no-logdiag-table"\n')  # skipped
@@ -145,6 +146,7 @@ def test_invalid_config_is_exit_2_on_the_cli(fake: None, logs: Path) -> None:
 
 def test_discovered_config_drives_the_run(fake: None, logs: Path) -> None:
     (logs / "pyproject.toml").write_text('[tool.logdiag]\nfail-on = "warning"\n')
+    (logs / ".git").mkdir()  # the repository root: discovery walks up to it
     sub = logs / "logs"
     import os
 

@@ -203,7 +203,9 @@ def _load_baseline(path: str | None) -> Baseline | None:
 
 def _write(path: str, text: str, what: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
+        from logparse.cli.main import OUTPUT_ERRORS
+
+        with open(path, "w", encoding="utf-8", errors=OUTPUT_ERRORS, newline="\n") as f:
             f.write(text)
     except OSError as err:
         fail(f"cannot write {what} {path}: {err.strerror or err}")
@@ -280,7 +282,9 @@ def summary_line(report: CheckReport, seconds: float) -> str:
         line += "; --fail-on never"
     else:
         line += f"; {failing} at or above --fail-on {report.fail_on}"
-    return line + f" in {seconds:.1f}s"
+    # Which configuration decided the gate: a file found by walking up must never act unseen.
+    config = display_path(report.config_file) if report.config_file else "none"
+    return line + f" in {seconds:.1f}s (config: {config})"
 
 
 # --------------------------------------------------------------------------------------------

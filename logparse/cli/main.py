@@ -6,6 +6,9 @@ Exit codes: 0 ok; 1 findings at or above --fail-on (check); 2 usage or input err
 
 from __future__ import annotations
 
+import codecs
+import errno
+import io
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +20,21 @@ from logparse._version import __version__
 from logparse.io.reader import InputError, check_readable, expand_paths
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+# Encoding error handler for every output (stdout, -o files): a file name that is not UTF-8
+# reaches us surrogate-escaped; it is written as U+FFFD, which stays valid in text, JSON, SARIF,
+# XML and HTML alike, instead of failing the run.
+OUTPUT_ERRORS = "logdiag-replace"
+
+
+def _replace_unencodable(err: UnicodeError) -> tuple[bytes, int]:
+    if isinstance(err, UnicodeEncodeError):
+        # Bytes: CPython's UTF-8 encoder accepts only ASCII *text* from a handler.
+        return "\ufffd".encode(err.encoding, "replace") * (err.end - err.start), err.end
+    raise err
+
+
+codecs.register_error(OUTPUT_ERRORS, _replace_unencodable)
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
@@ -53,8 +71,81 @@ def _jobs_default() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
+class _ClosedStream(io.TextIOBase):
+    """Stands in for a stdout that was closed before start (`>&-`): writing is an error, not
+    silently nothing."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "stdout is closed")
+
+
+def _silence_stdout() -> None:
+    # Whatever is still buffered cannot be written: point fd 1 at /dev/null so the interpreter's
+    # final flush neither fails again nor changes the exit code.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _output_failed(err: OSError) -> NoReturn:
+    _silence_stdout()
+    fail(f"cannot write output: {err.strerror or err}")
+
+
+def _usage_line(err: click.UsageError) -> str:
+    """A usage error as one line: the problem and where to read more."""
+    names: list[str] = []
+    ctx = err.ctx
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    command = " ".join(["logdiag", *reversed(names)])
+    return f"{err.format_message()} (see: {command} --help)"
+
+
+# click >= 8.2 raises this for a bare `logdiag` (8.1 prints the help itself).
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class _Group(click.Group):
-    """Turns unexpected exceptions into one line (exit 3) instead of a traceback."""
+    """Turns unexpected exceptions into one line (exit 3) instead of a traceback, and every usage,
+    input and environment problem (a closed or full stdout, a bad option) into one line, exit 2."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("standalone_mode", True) is False:
+            return super().main(*args, **kwargs)
+        if sys.stdout is None:
+            sys.stdout = _ClosedStream()
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=OUTPUT_ERRORS)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except _NO_ARGS_IS_HELP as err:
+            click.echo(err.ctx.get_help() if err.ctx is not None else err.format_message(), err=True)
+            code = EXIT_INPUT
+        except click.UsageError as err:
+            fail(_usage_line(err))
+        except click.ClickException as err:
+            fail(err.format_message())
+        except click.exceptions.Abort:
+            fail("interrupted", 130)
+        except SystemExit as done:
+            code = done.code
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except OSError as err:
+            _output_failed(err)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -66,15 +157,38 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except BrokenPipeError:
+            _silence_stdout()
             sys.exit(EXIT_OK)
+        except OSError as err:
+            # Input errors arrive as InputError; an OSError here is the environment: stdout full
+            # (/dev/full), closed, or a write that failed.
+            _output_failed(err)
         except Exception as err:
             if os.environ.get("LOGDIAG_DEBUG"):
                 raise
             fail(f"internal error: {type(err).__name__}: {err} (rerun with LOGDIAG_DEBUG=1 for details)", EXIT_INTERNAL)
 
 
+def _max_input_size(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Validate --max-input-size and hand it to the reader through the environment (worker
+    processes inherit it)."""
+    if value is None:
+        return None
+    from logparse.io.limits import MAX_INPUT_ENV, parse_size
+
+    try:
+        parse_size(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+    os.environ[MAX_INPUT_ENV] = value
+    return value
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="logdiag", message="%(prog)s %(version)s")
+@click.option("--max-input-size", metavar="SIZE", callback=_max_input_size, expose_value=False,
+              help="Stop with exit 2 on an input (decompressed) larger than SIZE, e.g. 64G; 0: no limit. "
+                   "[default: 16G, or LOGDIAG_MAX_INPUT_SIZE]")
 def main() -> None:
     """logdiag: read SGLang server logs and say what happened.
 
@@ -173,10 +287,14 @@ def events(path: str, kind: str, fmt: str, jobs: int, no_redact: bool = False) -
         return
     if kind not in kinds:
         fail(f"unknown event kind '{kind}' (see: logdiag events PATH --kind list)")
-    (file,) = resolve_inputs((path,))[:1] or [path]
+    # A directory: every log in it (each row names its source), never just the first one.
+    files = resolve_inputs((path,))
+    from itertools import chain
+
     from logparse.render.sanitize import clean_rows
 
-    rows = clean_rows((_flatten(r) if fmt == "csv" else r for r in _rows(file, kind, jobs)),
+    found = chain.from_iterable(_rows(file, kind, jobs) for file in files)
+    rows = clean_rows((_flatten(r) if fmt == "csv" else r for r in found),
                       redact=not no_redact, csv=fmt == "csv")
     out = sys.stdout
     if fmt == "jsonl":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.main import EXIT_INPUT, fail, resolve_inputs
+from logparse.cli.main import EXIT_INPUT, OUTPUT_ERRORS, fail, resolve_inputs
 
 FORMATS = {
     ".html": "html",
@@ -42,7 +42,7 @@ def _format(output: str, fmt: str | None) -> str:
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8", newline="\n")
+        path.write_text(text, encoding="utf-8", errors=OUTPUT_ERRORS, newline="\n")
     except OSError as err:
         fail(f"cannot write {path}: {err.strerror or err}", EXIT_INPUT)
 

@@ -91,15 +91,20 @@ def _dict_fingerprint(item: dict[str, Any]) -> str | None:
     name = item.get("name")
     if not isinstance(name, str):
         return None
-    texts = [e.get("text", "") for e in item.get("evidence", []) if isinstance(e, dict)]
+    evidence = item.get("evidence")
+    texts = [e.get("text", "") for e in evidence if isinstance(e, dict)] if isinstance(evidence, list) else []
     return fingerprint(name, [t for t in texts if isinstance(t, str)], str(item.get("message", "")))
 
 
 def _walk_analyze(findings: Any) -> Iterator[dict[str, Any]]:
-    for f in findings if isinstance(findings, list) else []:
-        if isinstance(f, dict):
-            yield f
-            yield from _walk_analyze(f.get("consequences"))
+    # Iterative: a hostile file's nesting must not reach the recursion limit.
+    stack = [findings]
+    while stack:
+        level = stack.pop()
+        for f in level if isinstance(level, list) else []:
+            if isinstance(f, dict):
+                yield f
+                stack.append(f.get("consequences"))
 
 
 def fingerprints_of(doc: Any) -> set[str] | None:
@@ -113,8 +118,10 @@ def fingerprints_of(doc: Any) -> set[str] | None:
         items = (f for entry in doc["files"] if isinstance(entry, dict) for f in _walk_analyze(entry.get("findings")))
     elif isinstance(doc.get("runs"), list):  # SARIF written by logdiag check
         for run in doc["runs"]:
-            for res in run.get("results", []) if isinstance(run, dict) else []:
-                fp = (res.get("partialFingerprints") or {}).get(FINGERPRINT_KEY) if isinstance(res, dict) else None
+            results = run.get("results") if isinstance(run, dict) else None
+            for res in results if isinstance(results, list) else []:
+                prints = res.get("partialFingerprints") if isinstance(res, dict) else None
+                fp = prints.get(FINGERPRINT_KEY) if isinstance(prints, dict) else None
                 if isinstance(fp, str):
                     out.add(fp)
         return out
@@ -127,19 +134,37 @@ def fingerprints_of(doc: Any) -> set[str] | None:
     return out
 
 
+# A baseline is a JSON report of findings: megabytes at most. Reading is bounded so that
+# `--baseline /dev/zero` (or a huge wrong file) is an error, not gigabytes of memory.
+MAX_BASELINE_BYTES = 64 << 20
+
+
 def load_baseline(path: str) -> Baseline:
+    """Read a baseline file (check JSON, analyze JSON or logdiag SARIF). Raises BaselineError
+    with one line for every problem: unreadable, too large, not JSON, nested too deep, not a
+    logdiag output."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BASELINE_BYTES + 1)
     except FileNotFoundError:
         raise BaselineError(f"cannot read baseline {path}: No such file or directory") from None
     except IsADirectoryError:
         raise BaselineError(f"cannot read baseline {path}: Is a directory") from None
     except OSError as err:
         raise BaselineError(f"cannot read baseline {path}: {err.strerror or err}") from None
+    if len(raw) > MAX_BASELINE_BYTES:
+        raise BaselineError(f"baseline {path} is larger than {MAX_BASELINE_BYTES >> 20} MiB; "
+                            "write one with --write-baseline")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise BaselineError(f"baseline {path} is not JSON ({err}); write one with --write-baseline") from None
-    fps = fingerprints_of(doc)
+    except RecursionError:
+        raise BaselineError(f"baseline {path} is not a logdiag output (JSON nested too deeply)") from None
+    try:
+        fps = fingerprints_of(doc)
+    except RecursionError:
+        fps = None
     if fps is None:
         raise BaselineError(f"baseline {path} is not a logdiag check --format json output (no 'findings' list)")
     return Baseline(path=path, fingerprints=fps)

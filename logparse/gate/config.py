@@ -15,8 +15,9 @@ min_accept_len = 1.8
 ```
 
 A `logdiag.toml` holds the same keys at its top level (no `[tool.logdiag]` table). Discovery
-walks from the working directory upward and takes the first `logdiag.toml`, or the first
-`pyproject.toml` that has a `[tool.logdiag]` table. Every problem is a `ConfigError` whose
+walks from the working directory upward, stopping at the repository root (`.git`) or the home
+directory (with neither above, only the working directory counts), and takes the first
+`logdiag.toml`, or the first `pyproject.toml` that has a `[tool.logdiag]` table. Every problem is a `ConfigError` whose
 message names the file and the bad key; the CLI turns it into exit code 2.
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import os
 import re
 import tomllib
@@ -211,19 +213,66 @@ class Config:
         return Severity(str(default))
 
 
-def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The first logdiag.toml, or pyproject.toml with [tool.logdiag], from `start` upward."""
+# A configuration is a few hundred bytes; reading is bounded (a wrong path such as /dev/zero
+# must be an error, not gigabytes of memory).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_toml(p: Path) -> dict[str, Any]:
+    """Parse a TOML file; every problem (unreadable, too large, invalid, nested too deeply,
+    an integer over Python's digit limit) is a ConfigError naming the file."""
+    try:
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"cannot read configuration {p}: No such file or directory") from None
+    except IsADirectoryError:
+        raise ConfigError(f"cannot read configuration {p}: Is a directory") from None
+    except OSError as err:
+        raise ConfigError(f"cannot read configuration {p}: {err.strerror or err}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"invalid configuration in {p}: larger than {MAX_CONFIG_BYTES >> 20} MiB")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"invalid configuration in {p}: not UTF-8 ({err.reason})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"invalid configuration in {p}: not valid TOML ({err})") from None
+    except RecursionError:
+        raise ConfigError(f"invalid configuration in {p}: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of thousands of digits
+        raise ConfigError(f"invalid configuration in {p}: {err}") from None
+
+
+def search_dirs(start: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The directories discovery looks in: from `start` (default: the working directory) up to
+    and including the repository root (a directory with `.git`) or the home directory. With
+    neither above it (e.g. under /tmp), only `start` itself: a `logdiag.toml` that someone left
+    in a shared ancestor must not silently change the gate."""
     here = Path(start or os.getcwd()).resolve()
+    try:
+        home: Path | None = Path.home().resolve()
+    except (RuntimeError, KeyError, OSError):
+        home = None
+    out: list[Path] = []
     for d in (here, *here.parents):
+        out.append(d)
+        if d == home or (d / ".git").exists():
+            return out
+    return [here]
+
+
+def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The first logdiag.toml, or pyproject.toml with [tool.logdiag], in `search_dirs(start)`."""
+    for d in search_dirs(start):
         own = d / "logdiag.toml"
         if own.is_file():
             return own
         py = d / "pyproject.toml"
         if py.is_file():
             try:
-                with py.open("rb") as f:
-                    doc = tomllib.load(f)
-            except (OSError, tomllib.TOMLDecodeError):
+                doc = _read_toml(py)
+            except ConfigError:
                 continue  # an unrelated broken pyproject is not ours to complain about
             if isinstance(doc.get("tool"), dict) and "logdiag" in doc["tool"]:
                 return py
@@ -306,6 +355,11 @@ def parse_config(table: Mapping[str, Any], source: str, prefix: str) -> Config:
     return cfg
 
 
+# Numeric thresholds must be finite and not negative (every threshold is a count, a duration, a
+# length or a share); shares (defaults in (0, 1)) stay within [0, 1]; counts are integers.
+_MAX_THRESHOLD = 1e12
+
+
 def _check_type(value: Any, default: Any, where: str) -> None:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
@@ -313,6 +367,8 @@ def _check_type(value: Any, default: Any, where: str) -> None:
     elif isinstance(default, (int, float)):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         want = "a number"
+        if ok:
+            _check_number(value, default, where)
     elif isinstance(default, str):
         ok = isinstance(value, str)
         want = "a string"
@@ -321,6 +377,18 @@ def _check_type(value: Any, default: Any, where: str) -> None:
         want = "a number, string, boolean or list"
     if not ok:
         raise ConfigError(f"{where} must be {want}, not {value!r}")
+
+
+def _check_number(value: float, default: float, where: str) -> None:
+    # int vs float comparison is exact (no overflow for a 4,000-digit integer); nan fails isfinite.
+    if abs(value) > _MAX_THRESHOLD or (isinstance(value, float) and not math.isfinite(value)):
+        raise ConfigError(f"{where} must be a finite number, not {value!r}")
+    if value < 0 <= default:
+        raise ConfigError(f"{where} must be 0 or more, not {value!r}")
+    if isinstance(default, int) and not isinstance(value, int) and not float(value).is_integer():
+        raise ConfigError(f"{where} must be a whole number, not {value!r}")
+    if isinstance(default, float) and 0 < default < 1 and value > 1:
+        raise ConfigError(f"{where} is a share: it must be between 0 and 1, not {value!r}")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None) -> Config:
@@ -332,17 +400,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.Pat
             return Config()
         path = found
     p = Path(path)
-    try:
-        with p.open("rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"cannot read configuration {p}: No such file or directory") from None
-    except IsADirectoryError:
-        raise ConfigError(f"cannot read configuration {p}: Is a directory") from None
-    except OSError as err:
-        raise ConfigError(f"cannot read configuration {p}: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"invalid configuration in {p}: not valid TOML ({err})") from None
+    doc = _read_toml(p)
     if p.name == "pyproject.toml":
         tool = doc.get("tool", {})
         table = tool.get("logdiag") if isinstance(tool, dict) else None

@@ -140,6 +140,7 @@ class CheckReport:
     fail_on: str
     baseline: str | None = None
     redactions: dict[str, int] | None = None  # secrets masked by kind (None: not sanitized)
+    config_file: str | None = None  # the configuration file used (None: the defaults)
 
     @property
     def items(self) -> list[CheckItem]:
@@ -217,7 +218,7 @@ def build_report(results: Sequence[FileResult], config: Config, fail_on: str,
         items.sort(key=CheckItem.sort_key)
         files.append(CheckFile(path=res.path, outcome=res.outcome, items=items, rule_errors=list(res.rule_errors)))
     return CheckReport(files=files, rules=evaluated_rules(config, results), fail_on=fail_on,
-                       baseline=baseline.path if baseline is not None else None)
+                       baseline=baseline.path if baseline is not None else None, config_file=config.source)
 
 
 def document(report: CheckReport) -> dict[str, Any]:
@@ -226,6 +227,7 @@ def document(report: CheckReport) -> dict[str, Any]:
         "logdiag_version": __version__,
         "fail_on": report.fail_on,
         "baseline": report.baseline,
+        "config_file": report.config_file,
         "summary": {
             "files": len(report.files),
             "findings": len(items),

@@ -32,7 +32,7 @@ def artifact_uri(path: str) -> str:
             rel = absolute.relative_to(Path(os.path.abspath(os.getcwd())))
         except ValueError:
             return absolute.as_uri()
-    return quote(rel.as_posix(), safe="/")
+    return quote(os.fsencode(rel.as_posix()), safe="/")  # bytes: a non-UTF-8 name is %-encoded
 
 
 def _help(rule: Any) -> tuple[str, str]:
