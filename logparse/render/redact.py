@@ -32,9 +32,21 @@ _VALUE = rf"(?:{_QUOTED}|{_BARE})"
 _SEP = r"""(?![\w-])['"]?[ \t]{0,8}[:=][ \t]{0,8}"""
 
 
-def _after(word: str, quals: list[str], seps: tuple[str, ...] = ("_", "-")) -> str:
-    """`word` preceded by one of the qualifiers: fixed-width lookbehinds, one per spelling."""
-    return word + "(?:" + "|".join(f"(?<={q}{s}{word})" for q in quals for s in seps) + ")"
+def _after(word: str, quals: list[str], seps: str = "_-") -> str:
+    """`word` preceded by one of the qualifiers and a separator (or none, with "" in `seps`): one
+    fixed-width lookbehind per qualifier length (a small pattern compiles fast)."""
+    by_len: dict[int, list[str]] = {}
+    for q in quals:
+        by_len.setdefault(len(q), []).append(q)
+    parts = []
+    for qs in by_len.values():
+        alt = "|".join(qs)
+        chars = "".join(c for c in seps if c)
+        if chars:
+            parts.append(f"(?<=(?:{alt})[{re.escape(chars)}]{word})")
+        if "" in seps or not seps:
+            parts.append(f"(?<=(?:{alt}){word})")
+    return word + "(?:" + "|".join(parts) + ")"
 
 
 def _starts_word(word: str, before: str = "a-z0-9") -> str:
@@ -50,7 +62,8 @@ _KEY_QUALS = ["api", "access", "secret", "private", "wandb", "wandb_api", "auth"
 _TOKEN_QUALS = ["api", "access", "auth", "refresh", "session", "security", "id", "bearer", "hf", "hub", "face",
                 "github", "gh", "gitlab", "slack", "npm", "oauth", "bot", "personal", "pat", "service", "app"]
 _NAME_ALTS: list[tuple[str, str]] = [
-    ("secret-value", _after("key", _KEY_QUALS, ("_", "-", " ", "")) + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", _after("key", _KEY_QUALS, "_- ") + _SEP + f"(?P<v>{_VALUE})"),
+    ("secret-value", "key(?<=apikey)" + _SEP + f"(?P<v>{_VALUE})"),
     ("secret-value", _after("token", _TOKEN_QUALS) + _SEP + f"(?P<v>{_VALUE})"),
     ("token-value", _starts_word("token", r"a-z0-9_#.\-") + _SEP + f"(?P<v>{_VALUE})"),
     ("secret-value", _starts_word("secret") + _SEP + f"(?P<v>{_VALUE})"),
