@@ -213,8 +213,12 @@ def _write(path: str, text: str, what: str) -> None:
 
 def _warn_rule_errors(results: Sequence[FileResult]) -> None:
     """A rule that crashed leaves the analysis incomplete: say so (stderr), do not hide it."""
+    from logparse.render.neutral import one_line
+    from logparse.render.redact import redact_text
+
     for res in results:
         for err in res.rule_errors:
+            err = one_line(redact_text(err))  # an exception message can quote the log
             click.echo(f"logdiag: warning: {display_path(res.path)}: rule {err} (a bug in logdiag; "
                        "rerun with LOGDIAG_DEBUG=1 for the traceback)", err=True)
 
