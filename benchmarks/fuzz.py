@@ -379,6 +379,7 @@ class Figures:
     accounting: int = 0
     leaks: int = 0
     injections: int = 0
+    issues: Counter[str] = field(default_factory=Counter)  # accounting errors, leaks, injections by kind
     examples: dict[str, str] = field(default_factory=dict)
 
     def add(self, res: CaseResult, text: str | bytes) -> None:
@@ -391,36 +392,80 @@ class Figures:
         self.accounting += bool(res.accounting)
         self.leaks += bool(res.leaks)
         self.injections += bool(res.injections)
+        for what in (*res.accounting, *res.leaks, *res.injections):
+            self.issues[what] += 1
+            self.examples.setdefault(what, text[:300] if isinstance(text, str) else repr(text[:300]))
+
+    def merge(self, other: Figures) -> None:
+        self.cases += other.cases
+        self.crashed_cases += other.crashed_cases
+        self.sites.update(other.sites)
+        self.issues.update(other.issues)
+        self.accounting += other.accounting
+        self.leaks += other.leaks
+        self.injections += other.injections
+        for k, v in other.examples.items():
+            self.examples.setdefault(k, v)
 
 
-def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_field: int = 2,
-             progress: bool = True, timeout: float = 20.0) -> tuple[Figures, Figures]:
-    """Run the mutated-log cases and the number-substitution cases; their figures."""
+def _mutated_cases(cases: int, seed: int, seeds: Sequence[Sequence[str]]) -> Iterator[tuple[int, str]]:
+    """The mutated logs, numbered: the same cases whatever the number of workers."""
     rng = random.Random(seed)
+    for i in range(cases):
+        base = rng.choice(seeds)
+        yield i, mutate(rng, base, seeds)
+
+
+def _worker(args: tuple[int, int, int, int | None, int, int, int, float]) -> tuple[Figures, Figures, float]:
+    """One worker's share (every `workers`-th case) of both campaigns; its figures and peak RSS."""
+    index, workers, cases, numbers, seed, html_every, per_field, timeout = args
+    from logparse.grammar.build import get_parser
+
+    get_parser().lark  # build LALR before the clock starts: a cold build is not a hang  # noqa: B018
     seeds = load_seeds()
     mutated, subst = Figures(), Figures()
+    t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="logdiag-fuzz-") as work:
-        t0 = time.monotonic()
-        for i in range(cases):
-            base = rng.choice(seeds)
-            text = mutate(rng, base, seeds)
+        for i, text in _mutated_cases(cases, seed, seeds):
+            if i % workers != index:
+                continue
             res = run_case(text, work, html=html_every > 0 and i % html_every == 0, secrets=SECRETS,
                            payloads=INJECTIONS, timeout=timeout)
             mutated.add(res, text)
-            if progress and i % 500 == 499:
-                print(f"  mutated {i + 1}/{cases} ({time.monotonic() - t0:.0f} s, {mutated.crashed_cases} crashed)",
-                      file=sys.stderr)
+            if index == 0 and i % 500 < workers:
+                print(f"  mutated {i + 1}/{cases} ({time.monotonic() - t0:.0f} s, {mutated.crashed_cases} crashed "
+                      f"in this worker)", file=sys.stderr, flush=True)
         lines = substitution_campaign(seeds, per_field)
         if numbers is not None and numbers < len(lines):
             lines = random.Random(seed).sample(lines, numbers)
-        for i, line in enumerate(lines):
+        for i in range(index, len(lines), workers):
+            line = lines[i]
             res = run_case(line + "\n", work, kinds=("decode_batch", "prefill_batch", "http_access", "traceback"),
                            timeout=timeout)
             subst.add(res, line)
-            if progress and i % 1000 == 999:
-                print(f"  numbers {i + 1}/{len(lines)} ({time.monotonic() - t0:.0f} s, {subst.crashed_cases} crashed)",
-                      file=sys.stderr)
-    return mutated, subst
+            if index == 0 and i % 1000 < workers:
+                print(f"  numbers {i + 1}/{len(lines)} ({time.monotonic() - t0:.0f} s, {subst.crashed_cases} crashed "
+                      f"in this worker)", file=sys.stderr, flush=True)
+    return mutated, subst, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_field: int = 2,
+             timeout: float = 20.0, workers: int = 1) -> tuple[Figures, Figures, float]:
+    """Run the mutated-log cases and the number-substitution cases; their figures and the peak
+    RSS (MiB) of the process that ran them (the largest worker's)."""
+    jobs = [(w, workers, cases, numbers, seed, html_every, per_field, timeout) for w in range(workers)]
+    if workers == 1:
+        parts = [_worker(jobs[0])]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_worker, jobs))
+    mutated, subst = Figures(), Figures()
+    for m, n, _ in parts:
+        mutated.merge(m)
+        subst.merge(n)
+    return mutated, subst, max(p[2] for p in parts)
 
 
 def _print(title: str, f: Figures) -> None:
@@ -428,6 +473,8 @@ def _print(title: str, f: Figures) -> None:
           f"{f.accounting} accounting errors, {f.leaks} with leaked secrets, {f.injections} with injections")
     for site, n in f.sites.most_common():
         print(f"  {n:6d}  {site}   e.g. {f.examples[site][:120]!r}")
+    for what, n in f.issues.most_common(15):
+        print(f"  {n:6d}  {what}   e.g. {f.examples[what][:120]!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -436,6 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--numbers", type=int, default=None, help="number-substitution cases (default: all)")
     ap.add_argument("--per-field", type=int, default=2, help="hostile values per number field (default 2)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1, help="processes sharing the cases (default 1)")
     ap.add_argument("--case-timeout", type=float, default=20.0, help="seconds per command before it counts as a hang")
     ap.add_argument("--memory-limit-mb", type=int, default=3072,
                     help="address-space limit of this process: an exploding input fails with MemoryError")
@@ -445,11 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.memory_limit_mb:
         limit = args.memory_limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    mutated, subst = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field,
-                              timeout=args.case_timeout)
+    mutated, subst, peak = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field,
+                                    timeout=args.case_timeout, workers=args.workers)
     _print("mutated logs", mutated)
     _print("number substitution", subst)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     total = len(mutated.sites | subst.sites)
     print(f"total: {mutated.cases + subst.cases} cases, {mutated.crashed_cases + subst.crashed_cases} crashed, "
           f"{total} distinct crash sites, {mutated.accounting + subst.accounting} accounting errors, "
