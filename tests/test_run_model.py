@@ -129,3 +129,29 @@ def test_of_index_keeps_file_order_subclasses_and_follows_changes() -> None:
     assert log.of(ServerArgs)[-1] is extra
     log.events = log.events[:-1]
     assert extra not in log.of(ServerArgs)
+
+
+def test_environment_printed_by_sglang_is_the_process_view(tmp_path: Path) -> None:
+    text = (
+        "$ CUDA_VISIBLE_DEVICES=0,1,2,3 python -m sglang.launch_server --model-path m --tp 4\n"
+        "[2026-03-07 15:20:01 TP3] Context: self.device='cuda' self.gpu_id=3 "
+        "os.environ.get('CUDA_VISIBLE_DEVICES')='0,1' self.tp_rank=3 self.tp_size=4\n"
+    )
+    (launch,) = run_of(parse_file(write_log(tmp_path, text))).launches
+    assert launch.inline_env == {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert launch.printed_env == {"CUDA_VISIBLE_DEVICES": "0,1"}
+    assert launch.env == {"CUDA_VISIBLE_DEVICES": "0,1"}
+
+
+def test_a_directory_with_run_is_one_run(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text("[2026-03-07 15:20:00 TP0] Init torch distributed begin.\n")
+    (tmp_path / "b.log").write_text(
+        "[2026-03-07 15:20:01 TP1] Init torch distributed begin.\n"
+        "[2026-03-07 15:21:00] The server is fired up and ready to roll!\n")
+    res = CliRunner().invoke(main, ["analyze", str(tmp_path), "--run", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (entry,) = json.loads(res.stdout)["files"]
+    assert sorted(entry["files"]) == [str(tmp_path / "a.log"), str(tmp_path / "b.log")]
+    assert entry["startup"]["ready"] is True and entry["outcome"] == "ready"
+    alone = json.loads(CliRunner().invoke(main, ["analyze", str(tmp_path / "a.log"), "--format", "json"]).stdout)
+    assert alone["files"][0]["startup"]["ready"] is False

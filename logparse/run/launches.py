@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from logparse.model import events as _events
-from logparse.model.events import Event, LaunchCommand, ServerArgs
+from logparse.model.events import Event, KnownMessage, LaunchCommand, ServerArgs
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -132,10 +132,22 @@ class Launch:
         return out
 
     @cached_property
+    def printed_env(self) -> dict[str, str]:
+        """Variables SGLang printed the value of (`… os.environ.get('CUDA_VISIBLE_DEVICES')='0,1' …`)."""
+        out: dict[str, str] = {}
+        for e in self.of(KnownMessage):
+            if e.code == "gpu-context":
+                value = e.fields.get("cuda_visible_devices")
+                if isinstance(value, str) and value not in ("", "None"):
+                    out.setdefault("CUDA_VISIBLE_DEVICES", value.strip("'\""))
+        return out
+
+    @cached_property
     def env(self) -> dict[str, str]:
         """The environment the attempt ran with, as far as the log shows: exported in the pasted
-        shell before the command, then the command's own `VAR=value` prefixes."""
-        return {**self.exported, **self.inline_env}
+        shell before the command, then the command's own `VAR=value` prefixes, then what SGLang
+        printed (the process's own view wins)."""
+        return {**self.exported, **self.inline_env, **self.printed_env}
 
     @cached_property
     def server_args(self) -> dict[str, Any]:
