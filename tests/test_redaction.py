@@ -297,6 +297,13 @@ def test_pem_block_split_over_lines_is_masked_to_its_end() -> None:
     assert [d["text"] for d in data["evidence"]] == out
 
 
+def test_a_pem_block_opened_in_one_field_does_not_swallow_the_next() -> None:
+    r = Redactor()
+    out = r.data({"message": "key: -----BEGIN PRIVATE KEY-----MIIEvQ", "remedy": "use --api-key-file", "n": 1})
+    assert out["remedy"] == "use --api-key-file" and "MIIEvQ" not in out["message"]
+    assert r.text("-----BEGIN PRIVATE KEY-----abc") != r.text("plain") == "plain"
+
+
 def test_secret_named_keys_are_masked_whole() -> None:
     r = Redactor()
     out = r.data({"api_key": "anything", "--hf-token": "x", "HF_TOKEN": "y", "api_key_unset": None, "tp_size": 2})

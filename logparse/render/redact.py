@@ -200,6 +200,7 @@ class Redactor:
         # length and content; the tests count them to prove the bounded number of passes.
         self.scans = 0
         self._pem_open = False  # inside a PEM block that an earlier line of the same list opened
+        self._flow = 0  # > 0 while walking the lines of a list (the only place a PEM block spans)
 
     @property
     def total(self) -> int:
@@ -231,6 +232,12 @@ class Redactor:
         """The string with every secret-shaped part replaced by [REDACTED]: two regex scans (the
         case-insensitive shapes on a lower-cased copy, the case-sensitive ones on the text)
         whatever the length, each skipping in C to the next literal that can start a secret."""
+        out = self._scan(value)
+        if not self._flow:
+            self._pem_open = False  # a string on its own: a PEM block it opens ends with it
+        return out
+
+    def _scan(self, value: str) -> str:
         if not value:
             return value
         if self._pem_open:  # the body (or the end) of a PEM block opened by an earlier line
@@ -269,9 +276,11 @@ class Redactor:
     def lines(self, values: list[str]) -> list[str]:
         """Consecutive lines of one log region: a PEM block opened on one line masks the next ones."""
         saved, self._pem_open = self._pem_open, False
+        self._flow += 1
         try:
             return [self.text(v) for v in values]
         finally:
+            self._flow -= 1
             self._pem_open = saved
 
     def _key(self, key: str) -> str:
@@ -303,9 +312,11 @@ class Redactor:
             }
         if isinstance(value, (list, tuple)):
             saved, self._pem_open = self._pem_open, False
+            self._flow += 1
             try:
                 return [self.data(v) for v in value]
             finally:
+                self._flow -= 1
                 self._pem_open = saved
         return value
 
