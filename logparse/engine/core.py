@@ -4,7 +4,7 @@ The engine's parts, one job each: `execute` (run the rules, decide per launch at
 `grouping` (repeats → one finding), `rootcause` (root cause and consequences), `outcome`,
 `remedies` (never propose what the attempt already set), `evidence` (fetch evidence text),
 `roles` (what a rule declares). Run facts (launch attempts, readiness, traffic, phases) come from
-`logparse.run`; this module re-exports the names callers have imported from it.
+`logparse.run`; this module is the entry point and re-exports the engine names tests use.
 
 Conventions (shared/diagnoses.md "Consequences", shared/corpus/README.md "Conventions"): the root
 cause is the earliest error-severity finding that is not a consequence, of the last launch attempt;
@@ -18,59 +18,32 @@ from typing import Any
 from logparse.engine.analysis import Analysis, Attempt
 from logparse.engine.evidence import fill_evidence
 from logparse.engine.execute import execute, finalize, thresholds_of
-from logparse.engine.grouping import MAX_GROUPED_EVIDENCE, WHERE, group_findings
-from logparse.engine.outcome import attempt_outcome, crash_stage
+from logparse.engine.grouping import group_findings
+from logparse.engine.outcome import crash_stage
 from logparse.engine.roles import declared_stage as _declared_stage
 from logparse.engine.roles import role_of as _role
 from logparse.engine.rootcause import pick_root
 from logparse.parsing.pipeline import ParsedLog, parse_file
-from logparse.run.launches import is_server_command as _is_server_command
-from logparse.run.model import run_segments, segment_of
 from logparse.run.ranks import rank_range
-from logparse.run.readiness import ready_line, startup_evidence, traffic_line
 from logparse.run.views import Views
-from logparse.run.vocab import (
-    CONSEQUENCE_EVENTS,
-    FATAL_EVENTS,
-    INFRA_PATHS,
-    OUTCOMES,
-    SEVERITY_ORDER,
-    SHUTDOWN_CODES,
-    SHUTDOWN_STAGES,
-    WARMUP_PROMPT,
-)
+from logparse.run.vocab import OUTCOMES, SEVERITY_ORDER
 
 __all__ = [
-    "CONSEQUENCE_EVENTS",
-    "FATAL_EVENTS",
-    "INFRA_PATHS",
-    "MAX_GROUPED_EVIDENCE",
     "OUTCOMES",
     "SEVERITY_ORDER",
-    "SHUTDOWN_CODES",
-    "SHUTDOWN_STAGES",
-    "WARMUP_PROMPT",
-    "WHERE",
     "Analysis",
     "Attempt",
     "_declared_stage",
-    "_is_server_command",
     "_role",
     "analyze",
     "analyze_log",
-    "attempt_outcome",
     "crash_stage",
     "execute",
     "finalize",
     "group_findings",
     "pick_root",
     "rank_range",
-    "ready_line",
-    "run_segments",
-    "segment_of",
-    "startup_evidence",
     "thresholds_of",
-    "traffic_line",
 ]
 
 

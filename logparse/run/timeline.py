@@ -203,10 +203,3 @@ def slowest_rank(phases: dict[str, list[Phase]], t0: datetime | None) -> str | N
     if len(totals) < 2 or not any(totals.values()):
         return None
     return max(totals, key=lambda r: (totals[r], rank_key(r)))
-
-
-def last_launch(log: ParsedLog) -> Any:
-    """The last launch attempt that has startup phases (else the last attempt): see `Run.startup_launch`."""
-    from logparse.run.model import run_of
-
-    return run_of(log).startup_launch
