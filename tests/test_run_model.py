@@ -155,3 +155,15 @@ def test_a_directory_with_run_is_one_run(tmp_path: Path) -> None:
     assert entry["startup"]["ready"] is True and entry["outcome"] == "ready"
     alone = json.loads(CliRunner().invoke(main, ["analyze", str(tmp_path / "a.log"), "--format", "json"]).stdout)
     assert alone["files"][0]["startup"]["ready"] is False
+
+
+def test_exports_persist_across_attempts_and_start_the_next_one(tmp_path: Path) -> None:
+    text = "\n".join([
+        f"{PROMPT}echo hi", "hi", f"{PROMPT}export A=1", PROMPT.rstrip(),
+        f"{PROMPT}python3 -m sglang.launch_server --model-path m --tp 2", "x",
+        f"{PROMPT}export B=2", f"{PROMPT}sglang serve --model-path m",
+    ]) + "\n"
+    first, second = run_of(parse_file(write_log(tmp_path, text))).launches
+    assert (first.first_line, first.last_line, second.first_line) == (1, 6, 7)
+    assert first.env == {"A": "1"} and second.env == {"A": "1", "B": "2"}
+    assert second.command is not None and second.command.program == "sglang serve"

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 # `export VAR=value` in a pasted shell session (added to the grammar in parallel; absent in older
 # checkouts, where only inline `VAR=value cmd` prefixes are known).
 ShellExport: type[Event] | None = getattr(_events, "ShellExport", None)
+# An empty prompt line between the exports and the command does not separate them.
+_TRANSPARENT: tuple[type[Event], ...] = tuple(c for c in (getattr(_events, "ShellPrompt", None),) if c)
 
 # Short flags SGLang's argument parser accepts for a server argument (`--tp 8` = tp_size 8).
 FLAG_ALIASES: dict[str, tuple[str, ...]] = {
@@ -278,7 +280,8 @@ def _attempt_start(log: ParsedLog, line: int, previous: int) -> int:
     exports = {e.line: e for e in within(log.of(ShellExport), previous + 1, line - 1)}
     if not exports:
         return line
-    others = {e.line for e in within(log.events, previous + 1, line - 1) if not isinstance(e, ShellExport)}
+    others = {e.line for e in within(log.events, previous + 1, line - 1)
+              if not isinstance(e, (ShellExport, *_TRANSPARENT))}
     for n in range(line - 1, previous, -1):
         if n in exports:
             first = n
