@@ -346,3 +346,15 @@ def test_a_known_speculative_check_raised_inside_the_scheduler_still_counts(tmp_
     a = run(tmp_path, text)
     [f] = named(a, "spec-config-invalid")
     assert "--speculative-eagle-topk 1" in f.remedy
+
+
+def test_every_catalog_code_the_family_names_in_tables_exists() -> None:
+    from logparse.grammar.messages import catalog
+    from logparse.rules.kernels.library import LOAD_FAILURES
+    from logparse.rules.speculative.arguments import ADVICE
+    from logparse.rules.speculative.draft import CUDA_FAILURES
+    from logparse.rules.speculative.mamba import MAMBA_CODES
+
+    cat = catalog()
+    named = [*LOAD_FAILURES, *(code for code, _ in ADVICE), *CUDA_FAILURES, *MAMBA_CODES]
+    assert [code for code in named if code not in cat] == []
