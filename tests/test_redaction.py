@@ -306,9 +306,11 @@ def test_a_pem_block_opened_in_one_field_does_not_swallow_the_next() -> None:
 
 def test_secret_named_keys_are_masked_whole() -> None:
     r = Redactor()
-    out = r.data({"api_key": "anything", "--hf-token": "x", "HF_TOKEN": "y", "api_key_unset": None, "tp_size": 2})
-    assert out == {"api_key": MASK, "--hf-token": MASK, "HF_TOKEN": MASK, "api_key_unset": None, "tp_size": 2}
-    assert r.counts["secret-field"] == 3
+    out = r.data({"api_key": "anything", "--hf-token": "x", "HF_TOKEN": "y", "api_key_unset": None, "tp_size": 2,
+                  "env.MY_TOKEN": "z", "flags.--api-key": "w"})
+    assert out == {"api_key": MASK, "--hf-token": MASK, "HF_TOKEN": MASK, "api_key_unset": None, "tp_size": 2,
+                   "env.MY_TOKEN": MASK, "flags.--api-key": MASK}
+    assert r.counts["secret-field"] == 5
 
 
 # --------------------------------------------------------------------------- linear time, by counting

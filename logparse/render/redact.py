@@ -332,8 +332,8 @@ _SECRET_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_(?:TOKEN|SECRET|PASSWORD|PASSWD|KEY)
 
 
 def is_secret_key(name: str) -> bool:
-    """Whether a key name (server arg, flag, env var) names a secret."""
-    name = name.lstrip("-").strip()
+    """Whether a key name (server arg, flag, env var; `env.HF_TOKEN` as flattened for CSV) names a secret."""
+    name = name.rsplit(".", 1)[-1].lstrip("-").strip()
     return bool(_SECRET_KEY.search(name) or _SECRET_ENV.match(name))
 
 
