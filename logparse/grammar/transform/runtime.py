@@ -18,7 +18,7 @@ from logparse.model.events import (
     UvicornLifecycle,
 )
 from logparse.grammar.transform.known import known_fields
-from logparse.model.numbers import MAX_FLOAT_CHARS, NAN, float_count, note_damage, probe_float, to_count, to_float_or_none, to_int
+from logparse.model.numbers import MAX_COUNT, note_damage, to_count, to_float_or_none, to_int
 
 Children = list[Any]
 
@@ -59,9 +59,22 @@ def _extra_name(key: str) -> str:
     return name
 
 
+# Chained comparisons against these bounds reject inf, -inf and nan in one step (hot path).
+_MAX_FLOAT = 1.7976931348623157e308
+_MAX_COUNT = float(MAX_COUNT)
+
+
 def _number(value: str) -> float | None:
+    """An extra's value: a finite float, or None (a word is not damage; inf, nan and overflow are)."""
     value = value.strip().rstrip(",").strip()
-    return probe_float(value.removesuffix("%"))
+    try:
+        v = float(value.removesuffix("%"))
+    except ValueError:
+        return None
+    if -_MAX_FLOAT <= v <= _MAX_FLOAT:
+        return v
+    note_damage()
+    return None
 
 
 def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extra: dict[str, float]) -> None:
@@ -69,12 +82,21 @@ def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extr
     `cuda_graph`, every other numeric item to `extra` under a normalised name."""
     name = known.get(key)
     if name is not None:
-        num = to_float_or_none(value)
-        if num is not None:
-            # Counts as ints; a damaged value (inf, nan, 400 digits) leaves the field out.
-            count = float_count(num) if key[0] == "#" else num
-            if count is not None:
-                kw[name] = count
+        # A damaged value (not a number, inf, nan, beyond MAX_COUNT for a count) leaves the field
+        # out and is counted; counts are ints.
+        try:
+            num = float(value)
+        except ValueError:
+            note_damage()
+            return
+        if key[0] == "#":
+            if -_MAX_COUNT <= num <= _MAX_COUNT:
+                kw[name] = int(num)
+                return
+        elif -_MAX_FLOAT <= num <= _MAX_FLOAT:
+            kw[name] = num
+            return
+        note_damage()
     elif key in _GRAPH_KEYS:
         kw["cuda_graph"] = value == "True"
         if key != "cuda graph":
@@ -97,12 +119,6 @@ def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
     return kw
 
 
-def _long_float(text: str) -> float:
-    """float() of a long field with `to_float_or_none`'s bounds (raises ValueError, NaN when oversized)."""
-    t = text.strip() if len(text) <= 4 * MAX_FLOAT_CHARS else text
-    return float(t) if len(t) <= MAX_FLOAT_CHARS else NAN
-
-
 class _Signature:
     """The key sequence of a stats body, compiled: a server prints the same keys on every line, so
     after the first line a body is split by one C-level regex match and turned into fields by a
@@ -123,13 +139,13 @@ class _Signature:
         for i, key in enumerate(keys):
             name = known.get(key)
             if name is not None:
-                # Inline float() for speed (hot path); anything not finite, too long or, for a
-                # count, too large is damage and leaves the field out, exactly as in `_apply`.
-                ok = "x - x == 0.0 and -9007199254740992 <= x <= 9007199254740992" if key[0] == "#" else "x - x == 0.0"
+                # `_apply` specialised (hot path): not a number, inf, nan or, for a count, beyond
+                # MAX_COUNT is damage and leaves the field out.
+                bound = "_MAX_COUNT" if key[0] == "#" else "_MAX_FLOAT"
                 conv = "int(x)" if key[0] == "#" else "x"
-                lines += ["    try:", f"        x = float(g[{i}]) if len(g[{i}]) <= 64 else _long(g[{i}])", "    except ValueError:",
-                          "        _damage()", "    else:", f"        if {ok}:", f"            kw[{name!r}] = {conv}",
-                          "        else:", "            _damage()"]
+                lines += ["    try:", f"        x = float(g[{i}])", "    except ValueError:",
+                          "        _damage()", "    else:", f"        if -{bound} <= x <= {bound}:",
+                          f"            kw[{name!r}] = {conv}", "        else:", "            _damage()"]
             elif key in _GRAPH_KEYS:
                 lines.append(f"    kw['cuda_graph'] = g[{i}] == 'True'")
                 if key != "cuda graph":
@@ -138,7 +154,7 @@ class _Signature:
                 lines += [f"    x = _number(g[{i}])", "    if x is not None:", f"        extra[{_extra_name(key)!r}] = x"]
         lines.append("    return _finish(kw, extra)")
         namespace: dict[str, Any] = {"_number": _number, "_finish": _finish, "_damage": note_damage,
-                                     "_long": _long_float}
+                                     "_MAX_COUNT": _MAX_COUNT, "_MAX_FLOAT": _MAX_FLOAT}
         exec("\n".join(lines), namespace)  # noqa: S102 — code generated from printed key names, all repr()-quoted
         self.build = namespace["build"]
 
@@ -264,9 +280,9 @@ class RuntimeCallbacks:
                     kw["new_tokens_gained"] = count
             elif key == "#new_token_ratio":
                 before, _, after = value.partition("->")
-                kw["ratio_from"] = _number(before)
+                kw["ratio_from"] = to_float_or_none(before)
                 if after.strip():
-                    kw["ratio_to"] = _number(after)
+                    kw["ratio_to"] = to_float_or_none(after)
         return Retraction, kw
 
     def http_access(self, children: Children) -> tuple[type, dict[str, Any]]:
