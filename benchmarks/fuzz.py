@@ -1,14 +1,15 @@
 """Hostile-input campaign: mutated real logs and field-by-field number substitution, in-process.
 
-    python -m benchmarks.fuzz [--cases 10000] [--numbers N] [--seed 1] [--html-every 250]
+    python -m benchmarks.fuzz [--cases 10000] [--numbers N] [--per-field 2] [--workers 2] [--seed 1]
 
 Mutated logs: real fixture and corpus logs (cut to windows of at most WINDOW lines), each case
 1–3 mutations (splice, truncate, duplicate, shuffle, ANSI, hostile numbers, unicode oddities,
 collapsed newlines, CR-only, CRLF, secrets, injection payloads). Number campaign: every number
-field of every distinct line shape (digits masked) of the same logs, replaced by each hostile
-value in turn, as a one-line log. Every case runs `analyze --format json`, `check --format
-sarif`, `events --kind …` and `report -o x.json` (`report -o x.html` every --html-every cases)
-in this process, with LOGDIAG_DEBUG=1 so that a crash keeps its traceback.
+field of every distinct line shape (digits masked) of the same logs, replaced by --per-field
+hostile values (rotating through HOSTILE_NUMBERS), as a one-line log. Every case runs `analyze
+--format json`, `check --format sarif`, `events --kind …` and `report -o x.json` (on every
+--report-every-th mutated log; `report -o x.html` every --html-every) in this process, with
+LOGDIAG_DEBUG=1 so that a crash keeps its traceback.
 
 Figures printed: cases, crashes (with distinct sites: file:line of the innermost logparse frame
 and the exception type), accounting errors (recognized + unparsed != total, or total != lines
@@ -287,7 +288,7 @@ def _invoke(runner: object, args: list[str]) -> tuple[int, str, BaseException | 
 
 def run_case(text: str | bytes, workdir: str, *, html: bool = False, secrets: Sequence[str] = (),
              payloads: Sequence[str] = (), kinds: Sequence[str] = ("decode_batch",),
-             timeout: float = 0.0) -> CaseResult:
+             timeout: float = 0.0, report: bool = True) -> CaseResult:
     """Write the log, run every command on it in-process, check the properties."""
     from click.testing import CliRunner
 
@@ -302,8 +303,9 @@ def run_case(text: str | bytes, workdir: str, *, html: bool = False, secrets: Se
     commands: dict[str, list[str]] = {
         "analyze": ["analyze", path, "--format", "json", "--jobs", "1"],
         "check-sarif": ["check", path, "--format", "sarif"],
-        "report-json": ["report", path, "-o", os.path.join(workdir, "r.json")],
     }
+    if report:
+        commands["report-json"] = ["report", path, "-o", os.path.join(workdir, "r.json")]
     for kind in kinds:
         commands[f"events-{kind}"] = ["events", path, "--kind", kind]
     if html:
@@ -416,9 +418,9 @@ def _mutated_cases(cases: int, seed: int, seeds: Sequence[Sequence[str]]) -> Ite
         yield i, mutate(rng, base, seeds)
 
 
-def _worker(args: tuple[int, int, int, int | None, int, int, int, float]) -> tuple[Figures, Figures, float]:
+def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int]) -> tuple[Figures, Figures, float]:
     """One worker's share (every `workers`-th case) of both campaigns; its figures and peak RSS."""
-    index, workers, cases, numbers, seed, html_every, per_field, timeout = args
+    index, workers, cases, numbers, seed, html_every, per_field, timeout, report_every = args
     from logparse.grammar.build import get_parser
 
     get_parser().lark  # build LALR before the clock starts: a cold build is not a hang  # noqa: B018
@@ -430,7 +432,7 @@ def _worker(args: tuple[int, int, int, int | None, int, int, int, float]) -> tup
             if i % workers != index:
                 continue
             res = run_case(text, work, html=html_every > 0 and i % html_every == 0, secrets=SECRETS,
-                           payloads=INJECTIONS, timeout=timeout)
+                           payloads=INJECTIONS, timeout=timeout, report=i % report_every == 0)
             mutated.add(res, text)
             if index == 0 and i % 500 < workers:
                 print(f"  mutated {i + 1}/{cases} ({time.monotonic() - t0:.0f} s, {mutated.crashed_cases} crashed "
@@ -450,10 +452,11 @@ def _worker(args: tuple[int, int, int, int | None, int, int, int, float]) -> tup
 
 
 def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_field: int = 2,
-             timeout: float = 20.0, workers: int = 1) -> tuple[Figures, Figures, float]:
+             timeout: float = 20.0, workers: int = 1, report_every: int = 1) -> tuple[Figures, Figures, float]:
     """Run the mutated-log cases and the number-substitution cases; their figures and the peak
     RSS (MiB) of the process that ran them (the largest worker's)."""
-    jobs = [(w, workers, cases, numbers, seed, html_every, per_field, timeout) for w in range(workers)]
+    jobs = [(w, workers, cases, numbers, seed, html_every, per_field, timeout, max(1, report_every))
+            for w in range(workers)]
     if workers == 1:
         parts = [_worker(jobs[0])]
     else:
@@ -484,6 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--per-field", type=int, default=2, help="hostile values per number field (default 2)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the cases (default 1)")
+    ap.add_argument("--report-every", type=int, default=1,
+                    help="run `report -o x.json` on every N-th mutated log (default 1: all; it is the slowest command)")
     ap.add_argument("--case-timeout", type=float, default=20.0, help="seconds per command before it counts as a hang")
     ap.add_argument("--memory-limit-mb", type=int, default=3072,
                     help="address-space limit of this process: an exploding input fails with MemoryError")
@@ -494,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit = args.memory_limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     mutated, subst, peak = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field,
-                                    timeout=args.case_timeout, workers=args.workers)
+                                    timeout=args.case_timeout, workers=args.workers,
+                                    report_every=args.report_every)
     _print("mutated logs", mutated)
     _print("number substitution", subst)
     total = len(mutated.sites | subst.sites)
