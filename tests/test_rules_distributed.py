@@ -291,3 +291,19 @@ def test_peer_access_in_a_traceback_is_reported_once(tmp_path: Path) -> None:
     a = analyze(write(tmp_path, text))
     f = only(a, "custom-allreduce-unavailable")
     assert "Peer (P2P) access between the GPUs failed: RuntimeError" in f.message
+
+
+def test_an_unreachable_nccl_unique_id_store_points_at_its_rank(tmp_path: Path) -> None:
+    text = "\n".join([
+        "[2025-07-01 10:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+        f'  File "{SG}/distributed/parallel_state.py", line 1452, in initialize_model_parallel',
+        "    _TP = init_model_parallel_group(",
+        ("torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from "
+         "[0] via c10d key-value store by key '0', but store->get('0') got error: failed to recv, got 0 bytes"),
+        "",
+    ])
+    a = analyze(write(tmp_path, text))
+    f = only(a, "other-rank-failed")
+    assert f.consequence and f.data["look_at"] == "rank 0"
+    assert f.data["store_error"] == "failed to recv, got 0 bytes"
+    assert "scheduler-crash" not in a.fired()

@@ -35,8 +35,9 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
     **What it means**
     This rank did nothing wrong itself; it noticed that a peer is gone: `TP rank N could finish the
     model loading, but there are other ranks that didn't`, a Gloo `monitoredBarrier` that `received
-    errors while waiting for send/recv from rank 0` (`Please check rank 0 logs`), or the TCPStore
-    connection reset by its server (rank 0's node went away).
+    errors while waiting for send/recv from rank 0` (`Please check rank 0 logs`), the TCPStore
+    connection reset by its server (rank 0's node went away), or a `DistBackendError` saying the
+    NCCL unique id could not be fetched from rank N's key-value store (rank N died first).
 
     **Why it matters**
     These lines are consequences and never the root cause. When they are the only failure in a log,
@@ -72,6 +73,9 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
         elif (barrier := ctx.match("barrier-peer-failed", r.text)) is not None:
             seen.add(r.event.line)
             yield _barrier(ctx, [r.event], [], _peer(barrier))
+        elif (store := ctx.match("nccl-unique-id-unreachable", r.text)) is not None:
+            seen.add(r.event.line)
+            yield _unique_id(ctx, r.event, store)
     for hit in ctx.message_lines("barrier-peer-failed"):
         yield _barrier(ctx, [], [(hit.line, hit.line)], _peer(hit.fields))
     yield from _tcpstore(ctx)
@@ -119,6 +123,24 @@ def _graceful_shutdown_line(ctx: RuleContext) -> int | None:
         if isinstance(e, KnownMessage) and e.code in SHUTDOWN_CODES:
             return e.line
     return None
+
+
+def _unique_id(ctx: RuleContext, event: Event, store: dict[str, Any]) -> Finding:
+    """A rank could not read the NCCL unique id from the store of the rank that creates it: that
+    rank failed (or its node went away) before publishing it — its log holds the error."""
+    peer = store.get("peer")
+    who = f"rank {peer}" if isinstance(peer, int) else "the rank that creates it"
+    error = str(store.get("error") or "").strip()
+    return ctx.finding(
+        "other-rank-failed",
+        f"Setting up the NCCL communicator failed because the NCCL unique id could not be fetched from {who}'s "
+        f"key-value store ({error or 'no answer'}): {who} failed or went away first — the real error is in its log",
+        f"read the log of {who} (global rank numbering; on multi-node runs, the node that hosts it) for the first "
+        "error; this error is only the consequence",
+        events=[event],
+        consequence=True,
+        data={"look_at": who, "store_error": error or None},
+    )
 
 
 def _barrier(ctx: RuleContext, events: list[Event], lines: list[tuple[int, int]], peer: int | None) -> Finding:
