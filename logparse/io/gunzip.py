@@ -114,8 +114,9 @@ def gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadReport
                     yield out
                 report.damaged = f"gzip stream corrupt after {produced} bytes ({err})"
                 return
-            # An output-bounded call leaves input behind: feed it before new input.
-            data = m.d.unconsumed_tail + data
+            # An output-bounded call leaves input behind: feed it before new input. At the end of
+            # the member the rest is unused_data (unconsumed_tail may still hold a stale copy).
+            data = (m.d.unused_data if m.d.eof else m.d.unconsumed_tail) + data
             if out:
                 m.crc = zlib.crc32(out, m.crc)
                 m.size += len(out)
@@ -128,7 +129,6 @@ def gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadReport
                         f"raise the limit with LOGDIAG_MAX_GZIP_RATIO=N (0: no limit)")
                 yield out
         # ---- trailer: CRC-32 and size mod 2**32 ---------------------------------------------
-        data = m.d.unused_data + data
         while len(data) < 8:
             chunk = more()
             if not chunk:
@@ -168,7 +168,7 @@ def _salvage(saved: zlib._Decompress, piece: bytes) -> Iterator[bytes]:
             outs: list[bytes] = []
             try:
                 outs.append(attempt.decompress(piece[pos : pos + step], OUT_BLOCK))
-                while attempt.unconsumed_tail:
+                while attempt.unconsumed_tail and not attempt.eof:
                     outs.append(attempt.decompress(attempt.unconsumed_tail, OUT_BLOCK))
             except zlib.error:
                 break  # this step holds the damage: retry it in smaller steps
