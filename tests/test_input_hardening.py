@@ -22,11 +22,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse.io import lines as reader_lines
 from logparse.io import limits
+from logparse.io import lines as reader_lines
 from logparse.io import sources as reader_sources
 from logparse.io.gunzip import gunzip_blocks
-from logparse.io.reader import InputError, Line, ReadReport, check_readable, expand_paths, read_lines
+from logparse.io.reader import (
+    InputError,
+    Line,
+    ReadReport,
+    check_readable,
+    expand_paths,
+    read_lines,
+)
 from logparse.parsing import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +158,7 @@ def test_gzip_bomb_stops_before_parsing(tmp_path: Path, monkeypatch: pytest.Monk
     with pytest.raises(InputError, match="LOGDIAG_MAX_GZIP_RATIO"):
         read_all(p)
     monkeypatch.setenv(limits.MAX_RATIO_ENV, "0")  # the documented escape hatch
-    lines, rep = read_all(p)
+    _lines, rep = read_all(p)
     assert rep.physical_lines == 2 << 20 and rep.damaged is None
 
 

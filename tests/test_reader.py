@@ -26,7 +26,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logparse.io import lines as reader_lines
-from logparse.io import reader
 from logparse.io import ranges as reader_ranges
 from logparse.io import sources as reader_sources
 from logparse.io.reader import (
@@ -714,7 +713,8 @@ def test_corrupt_gzip_midway_reports_damage(tmp_path: Path) -> None:
     mid = len(data) // 2
     data[mid : mid + 64] = b"\x00" * 64
     lines, rep = read_bytes(tmp_path, bytes(data), "bad.log.gz")
-    assert rep.damaged is not None and "gzip stream" in rep.damaged
+    # Inflate either rejects the zeros (corrupt) or decodes them into wrong text (CRC check).
+    assert rep.damaged is not None and ("gzip stream" in rep.damaged or "check failed" in rep.damaged)
     assert len(lines) > 0
 
 

@@ -141,7 +141,9 @@ def gunzip_blocks(first: bytes, read: Callable[[int], bytes], report: ReadReport
         size = int.from_bytes(data[4:8], "little")
         if crc != m.crc or size != m.size & 0xFFFFFFFF:
             what = "CRC" if crc != m.crc else "size"
-            report.damaged = f"gzip member {member_no}: {what} check failed (all {produced} bytes kept)"
+            # The bytes are kept: either the trailer alone is damaged or the text is, and the
+            # text is still the best evidence there is.
+            report.damaged = f"gzip member {member_no}: {what} check failed (data may be damaged; {produced} bytes read)"
         data = data[8:]
         # Another member may follow (rotated logs `cat`-ed together); zero padding ends it.
         while len(data) < 2:
