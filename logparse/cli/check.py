@@ -346,7 +346,9 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
     if fmt == "text" or (output and output != "-") or write_baseline:
         click.echo(summary_line(report, time.monotonic() - started), err=True)
     if write_baseline:
-        click.echo(f"logdiag: wrote {len(report.items)} findings to baseline {write_baseline}", err=True)
+        from logparse.render.neutral import one_line
+
+        click.echo(f"logdiag: wrote {len(report.items)} findings to baseline {one_line(write_baseline)}", err=True)
         sys.exit(EXIT_OK)
     if report.failing and not exit_zero:
         sys.exit(EXIT_FINDINGS)

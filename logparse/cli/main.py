@@ -39,9 +39,11 @@ codecs.register_error(OUTPUT_ERRORS, _replace_unencodable)
 
 def fail(message: str, code: int = EXIT_INPUT) -> NoReturn:
     from logparse.render.neutral import one_line
+    from logparse.render.redact import redact_text
 
-    # One line whatever the message holds (a file name with a newline must not start a CI command).
-    click.echo(f"logdiag: {one_line(message)}", err=True)
+    # One line whatever the message holds (a file name with a newline must not start a CI command);
+    # an exception's message can quote the log, so secrets are masked here too.
+    click.echo(f"logdiag: {one_line(redact_text(message))}", err=True)
     sys.exit(code)
 
 
