@@ -16,7 +16,6 @@ from logparse.cli.main import main
 from logparse.model import numbers
 from logparse.model.numbers import (
     MAX_COUNT,
-    float_count,
     present,
     probe_float,
     to_count,
@@ -189,7 +188,6 @@ def test_to_count() -> None:
     assert to_count(str(MAX_COUNT)) == MAX_COUNT
     for bad in ("1e300", "inf", "nan", HUGE_INT, str(MAX_COUNT * 4)):
         assert to_count(bad) is None
-    assert float_count(3.0) == 3 and float_count(math.inf) is None and float_count(math.nan) is None
 
 
 def test_probe_float_words_are_not_damage() -> None:

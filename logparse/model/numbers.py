@@ -9,7 +9,12 @@ unusable, so that the pipeline can report it (`read.damaged_numbers`) while the 
 Conventions: `to_int`/`to_count`/`to_float_or_none` give None for a damaged field (callers then
 leave the field out, so the event's default applies); `to_float` gives NaN (the column stores'
 "not printed"). `probe_float` is for text that may legitimately not be a number (it counts only
-non-finite or oversized numbers as damage).
+non-finite or oversized numbers as damage). The stats hot path (grammar/transform/runtime.py)
+inlines the finite/count bounds in its generated builders (without the length bound: float() is
+linear in the text and raises nothing but ValueError).
+
+The counter is per process; `parsing.pipeline.parse_file` attributes the difference around one
+parse to that log (`read.damaged_numbers`), worker processes report theirs with their part.
 """
 
 from __future__ import annotations
@@ -96,15 +101,6 @@ def to_count(text: str | None) -> int | None:
     return None
 
 
-def float_count(value: float) -> int | None:
-    """An already-parsed float as a count (None, counted, when non-finite or beyond MAX_COUNT)."""
-    global _damaged
-    if value - value == 0.0 and -MAX_COUNT <= value <= MAX_COUNT:
-        return int(value)
-    _damaged += 1
-    return None
-
-
 def probe_float(text: str) -> float | None:
     """A finite float if the text is one, else None. Text that is not a number at all is not
     damage (callers probe fields whose values may be words); inf, nan and oversized digit runs
@@ -123,13 +119,6 @@ def probe_float(text: str) -> float | None:
         return v
     _damaged += 1
     return None
-
-
-def finite_or_none(value: float | None) -> float | None:
-    """The value when it is a finite number, else None (for values computed from parsed fields)."""
-    if value is None or value - value != 0.0:  # true for inf and nan
-        return None
-    return value
 
 
 def present(**fields: Any) -> dict[str, Any]:
