@@ -418,12 +418,28 @@ def _mutated_cases(cases: int, seed: int, seeds: Sequence[Sequence[str]]) -> Ite
         yield i, mutate(rng, base, seeds)
 
 
-def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int]) -> tuple[Figures, Figures, float]:
+def _checkpoint(folder: str, index: int, mutated: Figures, subst: Figures) -> None:
+    """This worker's figures so far, as JSON (a long campaign can be read before it ends)."""
+    if not folder:
+        return
+    data = {name: {"cases": f.cases, "crashed_cases": f.crashed_cases, "sites": dict(f.sites),
+                   "accounting": f.accounting, "leaks": f.leaks, "injections": f.injections,
+                   "issues": dict(f.issues)} for name, f in (("mutated", mutated), ("numbers", subst))}
+    data["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # type: ignore[assignment]
+    tmp = os.path.join(folder, f"worker-{index}.json.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, os.path.join(folder, f"worker-{index}.json"))
+
+
+def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int, str]) -> tuple[Figures, Figures, float]:
     """One worker's share (every `workers`-th case) of both campaigns; its figures and peak RSS."""
-    index, workers, cases, numbers, seed, html_every, per_field, timeout, report_every = args
+    index, workers, cases, numbers, seed, html_every, per_field, timeout, report_every, checkpoint = args
     from logparse.grammar.build import get_parser
 
     get_parser().lark  # build LALR before the clock starts: a cold build is not a hang  # noqa: B018
+    if html_every:
+        import matplotlib.pyplot  # noqa: F401 — the first HTML report's import is not a hang either
     seeds = load_seeds()
     mutated, subst = Figures(), Figures()
     t0 = time.monotonic()
@@ -434,6 +450,8 @@ def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int]) -
             res = run_case(text, work, html=html_every > 0 and i % html_every == 0, secrets=SECRETS,
                            payloads=INJECTIONS, timeout=timeout, report=i % report_every == 0)
             mutated.add(res, text)
+            if i % 100 < workers:
+                _checkpoint(checkpoint, index, mutated, subst)
             if index == 0 and i % 500 < workers:
                 print(f"  mutated {i + 1}/{cases} ({time.monotonic() - t0:.0f} s, {mutated.crashed_cases} crashed "
                       f"in this worker)", file=sys.stderr, flush=True)
@@ -445,17 +463,21 @@ def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int]) -
             res = run_case(line + "\n", work, kinds=("decode_batch", "prefill_batch", "http_access", "traceback"),
                            timeout=timeout)
             subst.add(res, line)
+            if i % 100 < workers:
+                _checkpoint(checkpoint, index, mutated, subst)
             if index == 0 and i % 1000 < workers:
                 print(f"  numbers {i + 1}/{len(lines)} ({time.monotonic() - t0:.0f} s, {subst.crashed_cases} crashed "
                       f"in this worker)", file=sys.stderr, flush=True)
+    _checkpoint(checkpoint, index, mutated, subst)
     return mutated, subst, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def campaign(cases: int, numbers: int | None, seed: int, html_every: int, per_field: int = 2,
-             timeout: float = 20.0, workers: int = 1, report_every: int = 1) -> tuple[Figures, Figures, float]:
+             timeout: float = 60.0, workers: int = 1, report_every: int = 1,
+             checkpoint: str = "") -> tuple[Figures, Figures, float]:
     """Run the mutated-log cases and the number-substitution cases; their figures and the peak
     RSS (MiB) of the process that ran them (the largest worker's)."""
-    jobs = [(w, workers, cases, numbers, seed, html_every, per_field, timeout, max(1, report_every))
+    jobs = [(w, workers, cases, numbers, seed, html_every, per_field, timeout, max(1, report_every), checkpoint)
             for w in range(workers)]
     if workers == 1:
         parts = [_worker(jobs[0])]
@@ -487,9 +509,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--per-field", type=int, default=2, help="hostile values per number field (default 2)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the cases (default 1)")
+    ap.add_argument("--checkpoint", default="", metavar="DIR",
+                    help="write each worker's figures so far to DIR/worker-N.json every 100 cases")
     ap.add_argument("--report-every", type=int, default=1,
                     help="run `report -o x.json` on every N-th mutated log (default 1: all; it is the slowest command)")
-    ap.add_argument("--case-timeout", type=float, default=20.0, help="seconds per command before it counts as a hang")
+    ap.add_argument("--case-timeout", type=float, default=60.0, help="seconds per command before it counts as a hang")
     ap.add_argument("--memory-limit-mb", type=int, default=3072,
                     help="address-space limit of this process: an exploding input fails with MemoryError")
     ap.add_argument("--html-every", type=int, default=250, help="also render HTML every N mutated cases (0: never)")
@@ -500,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     mutated, subst, peak = campaign(args.cases, args.numbers, args.seed, args.html_every, args.per_field,
                                     timeout=args.case_timeout, workers=args.workers,
-                                    report_every=args.report_every)
+                                    report_every=args.report_every, checkpoint=args.checkpoint)
     _print("mutated logs", mutated)
     _print("number substitution", subst)
     total = len(mutated.sites | subst.sites)
