@@ -113,6 +113,16 @@ def _finding_dict(f: Finding, merged: bool) -> dict[str, Any]:
     return out
 
 
+def _with_memory(log: Any, launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each launch's per-rank memory budget (`run/memory.py`) as `memory`, where the log printed one."""
+    from logparse.run.memory import budgets
+
+    for launch, budget in zip(launches, budgets(log), strict=False):
+        if budget:
+            launch["memory"] = budget.as_dict()
+    return launches
+
+
 def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
     log = analysis.log
     merged = "origins" in log.derived
@@ -124,7 +134,7 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
         "outcome": analysis.outcome,
         "root_cause": _finding_dict(analysis.root_cause, merged) if analysis.root_cause is not None else None,
         "findings": [_finding_dict(f, merged) for f in analysis.findings],
-        "launches": [a.as_dict() for a in getattr(analysis, "attempts", [])],
+        "launches": _with_memory(log, [a.as_dict() for a in getattr(analysis, "attempts", [])]),
         "config": analysis.views.run_config(),
         "startup": startup_summary(analysis),
         "serving": serving_summary(log),

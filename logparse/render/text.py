@@ -54,6 +54,58 @@ def _attempt_line(a: dict[str, Any]) -> str:
     return _cut(head, WIDTH + 60)
 
 
+def _memory_lines(launches: list[dict[str, Any]], max_rows: int = 16) -> list[str]:
+    """The last launch's memory budget: one row per rank (GB; ranks with the same numbers share a
+    row), the tightest rank marked with `*` when the ranks differ."""
+    mem = next((a["memory"] for a in reversed(launches) if a.get("memory")), None)
+    if not mem:
+        return []
+    how = {"command": "set on the command line", "server_args": "SGLang's default, from server_args"}
+    notes = []
+    if mem.get("mem_fraction_static") is not None:
+        source = how.get(mem.get("mem_fraction_static_source") or "", "?")
+        notes.append(f"mem_fraction_static {_fmt(mem['mem_fraction_static'])} ({source})")
+    if mem.get("kv_bytes_per_token"):
+        notes.append(f"KV {mem['kv_bytes_per_token']:,} bytes/token")
+    if mem.get("gpu_total_gb"):
+        notes.append(f"GPU total {mem['gpu_total_gb']:.2f} GiB")
+    out = ["memory (GB per rank)" + (": " + "; ".join(notes) if notes else ":"),
+           (f"  {'rank':>12}  {'start':>6} {'weights':>7} {'KV pool (tokens)':>20} {'other':>6} "
+            f"{'graphs':>6} {'draft':>6} {'free':>6}")]
+
+    def g(v: Any) -> str:
+        return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
+
+    def total(*values: Any) -> float | None:
+        nums = [v for v in values if isinstance(v, (int, float))]
+        return round(sum(nums), 2) if nums else None
+
+    ranks = mem.get("ranks") or []
+    frees = {r.get("free_after_gb") for r in ranks}
+    tight = mem.get("tightest_rank") if len(frees) > 1 else None
+    rows: list[tuple[list[str], str]] = []  # (rank names, cells)
+    for r in ranks:
+        kv = f"{g(r.get('kv_gb'))} ({r['kv_tokens']:,})" if r.get("kv_tokens") else g(r.get("kv_gb"))
+        other = total(r.get("mamba_gb"), r.get("swa_gb"))
+        draft = total(r.get("draft_weights_gb"), r.get("draft_kv_gb"), r.get("draft_graph_gb"))
+        cells = (f"{g(r.get('free_at_start_gb')):>6} {g(r.get('weights_gb')):>7} {kv:>20} {g(other):>6} "
+                 f"{g(r.get('target_graph_gb')):>6} {g(draft):>6} {g(r.get('free_after_gb')):>6}")
+        name = r.get("rank") or "-"
+        if rows and rows[-1][1] == cells and name != tight and rows[-1][0][-1] != tight:
+            rows[-1][0].append(name)
+        else:
+            rows.append(([name], cells))
+    for names, cells in rows[:max_rows]:
+        label = names[0] if len(names) == 1 else f"{names[0]}–{names[-1]}"
+        mark = "*" if tight in names else " "
+        out.append(f" {mark}{label:>12}  {cells}")
+    if len(rows) > max_rows:
+        out.append(f"  … {len(rows) - max_rows} more rows")
+    legend = "other = mamba/SWA pools; draft = draft weights + KV + graphs; free = free after start-up"
+    out.append(f"  * tightest rank: {tight}; {legend}" if tight else f"  {legend}")
+    return out
+
+
 def render_one(entry: dict[str, Any]) -> str:
     out: list[str] = []
     lines = entry["lines"]
@@ -104,6 +156,8 @@ def render_one(entry: dict[str, Any]) -> str:
         if st.get("slowest_rank"):
             s = st["slowest_rank"]
             out.append(f"  slowest rank: {s['rank']} ({_fmt(s['phases_s'])} s in logged phases; longest: {s['slowest_phase']})")
+
+    out.extend(_memory_lines(entry.get("launches") or []))
 
     sv = entry["serving"]
     if sv.get("decode_lines") or sv.get("prefill_lines") or sv.get("http_requests"):

@@ -9,6 +9,7 @@ log printed, or a difference of two printed numbers; nothing is assumed about th
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,14 @@ from logparse.model.events import (
     CaptureBegin,
     CaptureEnd,
     Event,
+    ExceptionHeader,
     GraphKind,
     KvCacheAllocated,
     KvCacheDtype,
     MambaCacheAllocated,
     MemoryPoolEnd,
     SwaPoolAllocated,
+    Traceback,
     WeightLoadBegin,
     WeightLoadEnd,
 )
@@ -34,12 +37,14 @@ if TYPE_CHECKING:
 
 GIB = 1 << 30
 # Graphs whose batch sizes `--cuda-graph-max-bs` bounds (piecewise / prefill graphs are bounded by tokens).
-DECODE_GRAPHS = frozenset({GraphKind.TARGET, GraphKind.DRAFT, GraphKind.DRAFT_EXTEND, GraphKind.VERIFY})
+DECODE_GRAPHS = frozenset(
+    {GraphKind.TARGET, GraphKind.DRAFT, GraphKind.DRAFT_EXTEND, GraphKind.VERIFY}
+)
 
 
 def present(v: Any) -> bool:
     """A real number (not a bool, not NaN)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
 
 
 def _gb(v: Any) -> float | None:
@@ -73,7 +78,12 @@ class KvPool:
         return round(gb * GIB / self.tokens) if gb and self.tokens else None
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": self.role, "line": self.line, "tokens": self.tokens, "gb": self.gb}
+        out: dict[str, Any] = {
+            "role": self.role,
+            "line": self.line,
+            "tokens": self.tokens,
+            "gb": self.gb,
+        }
         if self.kv_gb is None:
             out.update(k_gb=self.k_gb, v_gb=self.v_gb)
         out.update(dtype=self.dtype, bytes_per_token=self.bytes_per_token)
@@ -147,7 +157,9 @@ class RankBudget:
 
     @property
     def target_graph_gb(self) -> float | None:
-        return self.graph_gb(GraphKind.TARGET, GraphKind.VERIFY, GraphKind.PIECEWISE, GraphKind.PREFILL)
+        return self.graph_gb(
+            GraphKind.TARGET, GraphKind.VERIFY, GraphKind.PIECEWISE, GraphKind.PREFILL
+        )
 
     @property
     def draft_graph_gb(self) -> float | None:
@@ -159,7 +171,11 @@ class RankBudget:
         for g in reversed(self.graphs):
             if g.end_avail_gb is not None:
                 return g.end_avail_gb
-        return self.avail_after_pools_gb if self.avail_after_pools_gb is not None else self.avail_after_weights_gb
+        return (
+            self.avail_after_pools_gb
+            if self.avail_after_pools_gb is not None
+            else self.avail_after_weights_gb
+        )
 
     @property
     def bytes_per_token(self) -> int | None:
@@ -171,9 +187,15 @@ class RankBudget:
         out: list[tuple[str, float | None, float | None]] = []
         if self.weights_gb is not None or self.avail_after_weights_gb is not None:
             out.append(("weights", self.weights_gb, self.avail_after_weights_gb))
-        pools_gb = [x for x in (self.kv.gb if self.kv else None, self.mamba_gb, self.swa_gb) if x is not None]
+        pools_gb = [
+            x
+            for x in (self.kv.gb if self.kv else None, self.mamba_gb, self.swa_gb)
+            if x is not None
+        ]
         if pools_gb or self.avail_after_pools_gb is not None:
-            out.append(("pools", round(sum(pools_gb), 2) if pools_gb else None, self.avail_after_pools_gb))
+            out.append(
+                ("pools", round(sum(pools_gb), 2) if pools_gb else None, self.avail_after_pools_gb)
+            )
         for g in self.graphs:
             out.append((f"{g.kind} graphs", g.gb, g.end_avail_gb))
         return out
@@ -199,9 +221,12 @@ class RankBudget:
             "avail_after_pools_gb": self.avail_after_pools_gb,
             "target_graph_gb": self.target_graph_gb,
             "draft_graph_gb": self.draft_graph_gb,
+            "draft_kv_gb": self.draft_kv.gb if self.draft_kv else None,
             "graphs": [g.as_dict() for g in self.graphs],
             "free_after_gb": self.free_after_gb,
-            "steps": [{"step": s, "gb": gb, "avail_after_gb": left} for s, gb, left in self.steps()],
+            "steps": [
+                {"step": s, "gb": gb, "avail_after_gb": left} for s, gb, left in self.steps()
+            ],
         }
 
 
@@ -211,7 +236,9 @@ class MemoryBudget:
 
     ranks: list[RankBudget]
     mem_fraction_static: float | None
-    fraction_source: str | None  # 'command' (set by the user), 'server_args' (SGLang's default), None
+    fraction_source: (
+        str | None
+    )  # 'command' (set by the user), 'server_args' (SGLang's default), None
     captured_sizes: tuple[int, ...]
     gpu_total_gb: float | None = None  # torch's `total capacity` where an OOM printed it
 
@@ -226,7 +253,9 @@ class MemoryBudget:
 
     def rank(self, rank: str | None) -> RankBudget | None:
         """The budget of a rank (the first rank's when the rank printed none: ranks are symmetric)."""
-        return next((r for r in self.ranks if r.rank == rank), self.ranks[0] if self.ranks else None)
+        return next(
+            (r for r in self.ranks if r.rank == rank), self.ranks[0] if self.ranks else None
+        )
 
     @property
     def bytes_per_token(self) -> int | None:
@@ -318,7 +347,11 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
                 loads = max(loads, 1)
                 b.weights_gb = _gb(e.mem_usage_gb)
                 b.avail_after_weights_gb = _gb(e.avail_mem_gb)
-                if b.free_at_start_gb is None and b.weights_gb is not None and b.avail_after_weights_gb is not None:
+                if (
+                    b.free_at_start_gb is None
+                    and b.weights_gb is not None
+                    and b.avail_after_weights_gb is not None
+                ):
                     # `mem usage` is free-before − free-after (§2.1 of the formats), so it gives the start.
                     b.free_at_start_gb = round(b.weights_gb + b.avail_after_weights_gb, 2)
             elif b.draft_weights_gb is None:
@@ -328,7 +361,15 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
                 continue
             role = "target" if b.kv is None and loads <= 1 else "draft"
             b.pools.append(
-                KvPool(role, e.line, e.tokens, _gb(e.k_size_gb), _gb(e.v_size_gb), _gb(e.kv_size_gb), e.dtype or dtype)
+                KvPool(
+                    role,
+                    e.line,
+                    e.tokens,
+                    _gb(e.k_size_gb),
+                    _gb(e.v_size_gb),
+                    _gb(e.kv_size_gb),
+                    e.dtype or dtype,
+                )
             )
         elif isinstance(e, MambaCacheAllocated):
             parts = [e.conv_gb, e.ssm_gb, e.intermediate_ssm_gb, e.intermediate_conv_gb]
@@ -363,7 +404,13 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
 def _has_numbers(b: RankBudget) -> bool:
     return any(
         v is not None
-        for v in (b.free_at_start_gb, b.weights_gb, b.avail_after_weights_gb, b.avail_after_pools_gb, b.kv)
+        for v in (
+            b.free_at_start_gb,
+            b.weights_gb,
+            b.avail_after_weights_gb,
+            b.avail_after_pools_gb,
+            b.kv,
+        )
     ) or any(g.gb is not None for g in b.graphs)
 
 
@@ -390,7 +437,6 @@ def launch_budget(launch: Launch) -> MemoryBudget:
 def _gpu_total(launch: Launch) -> float | None:
     """The GPU's total memory where torch printed it (an OOM's `total capacity`; GiB)."""
     from logparse.run.oom import oom_numbers
-    from logparse.model.events import ExceptionHeader, Traceback
 
     for e in launch.of(Traceback, ExceptionHeader):
         text = f"{getattr(e, 'exc_type', '') or ''}: {getattr(e, 'message', '') or ''}"
@@ -432,7 +478,7 @@ def peak_running(log: ParsedLog, first_line: int, last_line: int) -> dict[str, i
     out: dict[str, int] = {}
     for i in range(lo, hi):
         v = running[i]
-        if v == v:  # not NaN
+        if not math.isnan(v):
             key = names[d.rank[i]] or ""
             if v > out.get(key, -1):
                 out[key] = int(v)

@@ -1,0 +1,181 @@
+"""cuda-graph-oversized: a healthy run captured CUDA graphs for batch sizes far above any batch it ran;
+the memory they hold, computed from the log's own budget, could be KV cache instead."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from logparse.model.events import CaptureBatchSizes, CaptureEnd, Severity
+from logparse.model.findings import Finding
+from logparse.rules.context import RuleContext
+from logparse.rules.registry import rule
+from logparse.run.memory import DECODE_GRAPHS, GIB, MemoryBudget, RankBudget, budgets, peak_running
+
+
+def first_at_or_above(sizes: tuple[int, ...], n: int) -> int | None:
+    """The smallest captured batch size ≥ n (the graph SGLang replays for a batch of n)."""
+    return next((s for s in sorted(sizes) if s >= n), None)
+
+
+def decode_graph_gb(r: RankBudget) -> float | None:
+    """GB of the graphs whose batch sizes `--cuda-graph-max-bs` bounds (target and draft decode)."""
+    return r.graph_gb(*DECODE_GRAPHS)
+
+
+def graph_trade_off(budget: MemoryBudget, new_bs: int) -> dict[str, Any] | None:
+    """What capping the captured batch sizes at `new_bs` frees on the tightest rank, from the budget.
+
+    Graphs are captured largest first into one shared memory pool, so their memory is that of the
+    largest batch's buffers: it scales with the largest captured size. Freed ≈ graph GB × (1 − new/max);
+    KV tokens = freed bytes / the log's KV bytes per token; the static fraction that hands the freed
+    memory to the KV pool = f + freed / free-at-start (rounded down, to stay on the safe side)."""
+    if not budget.captured_sizes:
+        return None
+    top = max(budget.captured_sizes)
+    r = budget.tightest or budget.ranks[0]
+    graph_gb = decode_graph_gb(r)
+    if graph_gb is None or top <= 0 or new_bs >= top:
+        return None
+    freed = round(graph_gb * (1 - new_bs / top), 2)
+    out: dict[str, Any] = {
+        "rank": r.rank,
+        "captured_max_bs": top,
+        "suggested_cuda_graph_max_bs": new_bs,
+        "graph_gb": graph_gb,
+        "freed_gb_per_rank": freed,
+        "arithmetic": f"{graph_gb:.2f} GB × (1 − {new_bs}/{top}) = {freed:.2f} GB",
+    }
+    bpt = budget.bytes_per_token
+    if bpt:
+        out["kv_bytes_per_token"] = bpt
+        out["kv_tokens_freed"] = int(freed * GIB // bpt)
+        out["arithmetic"] += f"; {freed:.2f} GB × 2^30 / {bpt} bytes per token = {out['kv_tokens_freed']} tokens"
+    f, start = budget.mem_fraction_static, r.free_at_start_gb
+    if f is not None and start:
+        new_f = math.floor((f + freed / start) * 100 + 1e-9) / 100
+        if new_f > f:
+            out.update(current_mem_fraction_static=f, suggested_mem_fraction_static=new_f)
+            out["arithmetic"] += f"; f = {f} + {freed:.2f} / {start:.2f} GB = {f + freed / start:.4f} → {new_f}"
+    return out
+
+
+@rule(
+    code="MEM007",
+    name="cuda-graph-oversized",
+    family="memory",
+    severity=Severity.INFO,
+    needs=("startup", "serving"),
+)
+def cuda_graph_oversized(ctx: RuleContext) -> Iterator[Finding]:
+    """CUDA graphs were captured for batch sizes far above the largest batch the run ever decoded.
+
+    **What it means**
+    A launch that served traffic and never decoded without graphs captured batch sizes up to
+    `--cuda-graph-max-bs` (the `Capture cuda graph bs […]` list, or `bs=` of the capture lines), while
+    the largest `#running-req` of its decode lines (per DP rank: each DP rank replays its own graphs)
+    stayed far below — by default the largest captured size is at least twice the first captured
+    size at or above the observed peak, and capping there frees at least 0.5 GB per rank.
+
+    **Why it matters**
+    Graph memory comes out of the memory the KV pool could have had. The finding computes, from the
+    log's own budget, what capping the sizes frees per rank (graph GB of the capture lines × (1 −
+    new/max), `data.arithmetic`), how many KV tokens that is (the KV pool's bytes per token), and
+    the `--mem-fraction-static` that hands it to the pool. On PCIe-only nodes every GB of KV is
+    concurrency.
+
+    **Example**
+    ```
+    [2026-03-11 14:05:33 TP0] Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160]
+    [2026-03-11 14:05:43 TP0] Capture cuda graph end. Time elapsed: 9.87 s. mem usage=1.12 GB. avail mem=8.66 GB.
+    [2026-03-11 14:07:31 TP0] Decode batch, #running-req: 44, #token: 26950, token usage: 0.09, cuda graph: True, gen throughput (token/s): 1466.35, #queue-req: 0
+    ```
+
+    **Fix**
+    `--cuda-graph-max-bs` set to the first captured size at or above the observed peak, with the
+    `--mem-fraction-static` the finding computes (the freed memory goes to the KV pool). Batches above
+    the new maximum then run without graphs (`cuda graph: False`, the `cuda-graph-not-used` finding in
+    reverse): slower decode for them. When NOT to follow it: when this log's traffic is not the
+    production peak (a smoke test, a short benchmark, a low `--max-concurrency`); when the KV pool is
+    not the limit (token usage stays low and nothing queues); when the freed GB are small against the
+    KV pool. Thresholds: `[tool.logdiag.thresholds.cuda-graph-oversized] min_ratio` (2.0),
+    `min_free_gb` (0.5), `min_decode_lines` (10).
+    """
+    min_ratio = float(ctx.threshold("cuda-graph-oversized", "min_ratio", 2.0))
+    min_free = float(ctx.threshold("cuda-graph-oversized", "min_free_gb", 0.5))
+    min_lines = int(ctx.threshold("cuda-graph-oversized", "min_decode_lines", 10))
+    run = ctx.views.run
+    for lifecycle, budget in zip(run.lifecycles, budgets(ctx.log), strict=True):
+        launch = lifecycle.launch
+        if not lifecycle.serving or not budget:
+            continue
+        finding = _oversized(ctx, launch.first_line, launch.last_line, budget, min_ratio, min_free, min_lines)
+        if finding is not None:
+            yield finding
+
+
+def _decode_window(ctx: RuleContext, first: int, last: int) -> tuple[int, bool]:
+    """How many decode lines the launch printed, and whether any ran without graphs."""
+    d = ctx.log.decode
+    n, without = 0, False
+    graph = d.cols["cuda_graph"]
+    for i, line in enumerate(d.line):
+        if first <= line <= last:
+            n += 1
+            without = without or graph[i] == 0.0
+    return n, without
+
+
+def _oversized(
+    ctx: RuleContext,
+    first: int,
+    last: int,
+    budget: MemoryBudget,
+    min_ratio: float,
+    min_free: float,
+    min_lines: int,
+) -> Finding | None:
+    n, without = _decode_window(ctx, first, last)
+    if n < min_lines or without or not budget.captured_sizes:
+        return None
+    peaks = peak_running(ctx.log, first, last)
+    if not peaks:
+        return None
+    peak = max(peaks.values())
+    new_bs = first_at_or_above(budget.captured_sizes, max(peak, 1))
+    top = max(budget.captured_sizes)
+    if new_bs is None or top < min_ratio * new_bs:
+        return None
+    trade = graph_trade_off(budget, new_bs)
+    if trade is None or trade["freed_gb_per_rank"] < min_free:
+        return None
+    data: dict[str, Any] = {"peak_running_req": peak, "peak_running_req_per_rank": peaks, **trade}
+    tokens = trade.get("kv_tokens_freed")
+    frees = f"about {trade['freed_gb_per_rank']:.2f} GB per rank" + (
+        f" = {tokens} KV tokens at {trade['kv_bytes_per_token']} bytes per token" if tokens is not None else ""
+    )
+    message = (
+        f"CUDA graphs were captured up to batch size {top} but the largest decode batch was {peak} "
+        f"#running-req{{where}}: capping at {new_bs} frees {frees} (graphs took {trade['graph_gb']:.2f} GB)"
+    )
+    frac = ""
+    if "suggested_mem_fraction_static" in trade:
+        frac = (
+            f" with `--mem-fraction-static {trade['suggested_mem_fraction_static']}` "
+            f"(from {trade['current_mem_fraction_static']}) so the KV pool gets it"
+        )
+    remedy = (
+        f"`--cuda-graph-max-bs {new_bs}`{frac}; batches above {new_bs} then run without CUDA graphs (slower "
+        "decode), so keep it at or above the production peak, not only this log's"
+    )
+    evidence = [e for e in ctx.log.of(CaptureBatchSizes) if first <= e.line <= last][:1]
+    evidence += [e for e in ctx.log.of(CaptureEnd) if first <= e.line <= last and e.rank == trade["rank"]][:1]
+    d = ctx.log.decode
+    peak_line = next(
+        (d.line[i] for i in range(len(d)) if first <= d.line[i] <= last and d.cols["running"][i] == peak), None
+    )
+    lines = [(peak_line, peak_line)] if peak_line is not None else []
+    return ctx.finding(
+        "cuda-graph-oversized", message, remedy, events=evidence, lines=lines, data=data, claim=False
+    )
