@@ -1,0 +1,1 @@
+"""Comparing runs (`logdiag compare`): is a baseline comparable, and what did the change buy."""

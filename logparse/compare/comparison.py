@@ -1,0 +1,71 @@
+"""One comparison: a baseline and its candidates, the declared factors, each candidate's verdict,
+metrics and speculative gain. Entry point of the `compare` layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from logparse.compare.factors import Factor, key_of, resolve
+from logparse.compare.metrics import Metric, compare_metrics, speculative_gain
+from logparse.compare.settings import RunSettings
+from logparse.compare.verdict import Verdict, decide
+
+
+@dataclass
+class Pair:
+    """The baseline against one candidate."""
+
+    candidate: RunSettings
+    verdict: Verdict
+    metrics: list[Metric] = field(default_factory=list)
+    speculative: dict[str, Any] | None = None
+
+
+@dataclass
+class Comparison:
+    """Baseline vs every candidate, under the declared factors."""
+
+    baseline: RunSettings
+    pairs: list[Pair]
+    factors: list[Factor]
+    allow: list[str]
+
+    @property
+    def comparable(self) -> bool:
+        return all(p.verdict.comparable for p in self.pairs)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON document (keys: comparable, differences, unknown, factors, metrics, …)."""
+        one = len(self.pairs) == 1
+        return {
+            "comparable": self.comparable,
+            "baseline": self.baseline.source,
+            "candidates": [p.candidate.source for p in self.pairs],
+            "factors": [{"name": f.name, "covers": f.note} for f in self.factors],
+            "allow": list(self.allow),
+            "differences": [dict(d.as_dict(), candidate_source=p.candidate.source)
+                            for p in self.pairs for d in p.verdict.differences],
+            "unknown": [dict(u.as_dict(), candidate_source=p.candidate.source)
+                        for p in self.pairs for u in p.verdict.unknown],
+            "notes": sorted({n for p in self.pairs for n in p.verdict.notes}),
+            "metrics": [m.as_dict() for p in self.pairs for m in p.metrics],
+            "speculative": (self.pairs[0].speculative if one else
+                            [dict(p.speculative or {}, candidate_source=p.candidate.source) for p in self.pairs]),
+            "verdicts": [{"candidate": p.candidate.source, "comparable": p.verdict.comparable} for p in self.pairs],
+        }
+
+
+def compare_runs(baseline: RunSettings, candidates: Sequence[RunSettings], vary: Sequence[str] = (),
+                 allow: Sequence[str] = ()) -> Comparison:
+    """Compare; FactorError for a --vary / --allow name that is not one."""
+    factors = resolve(vary)
+    allowed = [key_of(a) for a in allow]
+    pairs = []
+    for cand in candidates:
+        verdict = decide(baseline, cand, factors, allowed)
+        metrics = compare_metrics(baseline, cand) if verdict.comparable else []
+        spec = speculative_gain(baseline, cand, metrics) if verdict.comparable else None
+        pairs.append(Pair(cand, verdict, metrics, spec))
+    return Comparison(baseline, pairs, factors, allowed)
