@@ -54,7 +54,8 @@ stdin.
 Exit codes:
   0  no finding at or above --fail-on (or --exit-zero, --fail-on never,
      --write-baseline)
-  1  findings at or above --fail-on that are not in the baseline
+  1  findings at or above --fail-on that are not in the baseline, or a log
+     that is not comparable with --baseline-run BASE.log (logdiag compare)
   2  usage, input, configuration or baseline error (one line on stderr)
   3  internal error (a bug in logdiag)
 
@@ -314,9 +315,13 @@ def summary_line(report: CheckReport, seconds: float) -> str:
               help="Accepted findings (a previous --format json output): they do not fail the run.")
 @click.option("--write-baseline", metavar="FILE", help="Write all findings as a baseline to FILE, exit 0.")
 @click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+@click.option("--baseline-run", metavar="BASE.log",
+              help="Also fail (exit 1) when a log is not comparable with this baseline run (logdiag compare).")
+@click.option("--vary", multiple=True, metavar="FACTOR", help="With --baseline-run: a declared factor (repeatable).")
 def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
           fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
-          baseline_file: str | None, write_baseline: str | None, no_redact: bool = False) -> None:
+          baseline_file: str | None, write_baseline: str | None, no_redact: bool = False,
+          baseline_run: str | None = None, vary: tuple[str, ...] = ()) -> None:
     started = time.monotonic()
     config, threshold = _settings(config_file, select, ignore, fail_on)
     baseline_path = baseline_file or config.baseline
@@ -350,6 +355,13 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
 
         click.echo(f"logdiag: wrote {len(report.items)} findings to baseline {one_line(write_baseline)}", err=True)
         sys.exit(EXIT_OK)
-    if report.failing and not exit_zero:
+    incomparable: list[str] = []
+    if baseline_run:
+        from logparse.cli.compare import baseline_run_gate
+
+        incomparable = baseline_run_gate(baseline_run, files, vary)
+        for line in incomparable:
+            click.echo(f"logdiag: {line}", err=True)
+    if (report.failing or incomparable) and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)

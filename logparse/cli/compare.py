@@ -77,3 +77,30 @@ def compare(baseline: str, candidates: tuple[str, ...], vary: tuple[str, ...], a
         text = "\n".join(s.lines(render(result, fmt).split("\n")))
     click.echo(text, nl=False)
     sys.exit(EXIT_OK if result.comparable else EXIT_FINDINGS)
+
+
+def baseline_run_gate(baseline: str, files: list[str], vary: tuple[str, ...] = ()) -> list[str]:
+    """`check --baseline-run BASE.log`: one line per checked log that is not comparable with the
+    baseline run (empty when all are), each naming the differences."""
+    from logparse.compare.comparison import compare_runs
+    from logparse.compare.factors import FactorError
+    from logparse.compare.render import difference_text
+    from logparse.compare.settings import load
+    from logparse.render.sanitize import Sanitizer
+
+    s = Sanitizer()
+    base_file = _one(baseline)
+    base = load(base_file, "baseline", baseline)
+    out = []
+    for path in files:
+        if path == base_file:
+            continue
+        try:
+            result = compare_runs(base, [load(path, "candidate")], vary)
+        except FactorError as err:
+            fail(str(err))
+        blocking = result.pairs[0].verdict.blocking
+        if blocking:
+            out.append(s.text(f"{path}: not comparable with baseline run {baseline}: "
+                              + "; ".join(difference_text(d) for d in blocking)))
+    return out
