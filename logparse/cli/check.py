@@ -61,7 +61,8 @@ Exit codes:
 
 \b
 Configuration: [tool.logdiag] in the nearest pyproject.toml from the
-current directory upward (or a logdiag.toml, or --config FILE), e.g.
+current directory up to the repository root or home (or a logdiag.toml,
+or --config FILE; the summary line names it), e.g.
   [tool.logdiag]
   select = ["memory", "SPEC"]
   ignore = ["deprecated-entrypoint"]
