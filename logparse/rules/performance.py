@@ -88,8 +88,14 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
         above = sum(1 for r in run_false if r > captured)
         message = (f"Decode ran without CUDA graphs on {share} ({rng}): the largest captured batch size is {captured}, "
                    f"and {above} of those lines had more running requests")
-        remedy = (f"`--cuda-graph-max-bs {want}` to cover the observed batches (capture takes more memory and startup "
-                  f"time), or `--max-running-requests {captured}` to stay within the graphs, or accept it")
+        # The cost, from the launch's memory budget.
+        from logparse.rules.memory.graphs import graph_growth
+
+        growth, cost = graph_growth(ctx, d.line[false_idx[0]], captured, want)
+        data.update(growth)
+        cost = cost or "capture takes more memory"
+        remedy = (f"`--cuda-graph-max-bs {want}` to cover the observed batches ({cost}; capture also takes "
+                  f"longer), or `--max-running-requests {captured}` to stay within the graphs, or accept it")
     elif captured is not None and max_false is not None:
         message = (f"Decode ran without CUDA graphs on {share} ({rng}) although the batches fit the captured sizes "
                    f"(up to {captured}): graphs were not replayed for another reason"

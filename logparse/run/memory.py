@@ -111,9 +111,14 @@ class GraphCapture:
             return round(max(0.0, self.begin_avail_gb - self.end_avail_gb), 2)
         return None
 
+    @property
+    def finished(self) -> bool:
+        return self.end_avail_gb is not None or self.printed_gb is not None
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "graph": self.graph,
+            "finished": self.finished,
             "kind": self.kind,
             "line": self.line,
             "gb": self.gb,
@@ -171,6 +176,8 @@ class RankBudget:
         for g in reversed(self.graphs):
             if g.end_avail_gb is not None:
                 return g.end_avail_gb
+            if g.begin_avail_gb is not None:  # unfinished: what it started from
+                return g.begin_avail_gb
         return (
             self.avail_after_pools_gb
             if self.avail_after_pools_gb is not None
@@ -398,6 +405,18 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
                     tuple(e.sizes) or (tuple(begin.sizes) if begin is not None else ()),
                 )
             )
+    for begin in begins.values():  # a capture that never ended (it failed, or the log stops)
+        b.graphs.append(
+            GraphCapture(
+                begin.graph,
+                str(begin.graph_kind),
+                begin.line,
+                _gb(begin.avail_mem_gb),
+                None,
+                None,
+                tuple(begin.sizes),
+            )
+        )
     return b
 
 

@@ -40,19 +40,30 @@ def _weight_load(ctx: RuleContext, rank: str | None) -> tuple[Any, Any]:
     return begin, end
 
 
-def memory_numbers(ctx: RuleContext, rank: str | None) -> dict[str, float]:
-    """Weights and free memory around weight loading, from `Load weight begin/end` (per rank)."""
+def memory_numbers(ctx: RuleContext, rank: str | None, line: int | None = None) -> dict[str, float]:
+    """Weights and free memory around weight loading of a rank, from the memory budget
+    (`run/memory.py`) of the launch holding `line` (else the first launch that printed them)."""
+    from logparse.run.memory import budget_at, budgets
+
+    budget = budget_at(ctx.log, line) if line is not None else next((b for b in budgets(ctx.log) if b), None)
+    r = budget.rank(rank) if budget else None
     out: dict[str, float] = {}
-    begin, end = _weight_load(ctx, rank)
-    if end is not None and end.mem_usage_gb is not None:
-        out["weights_gb"] = end.mem_usage_gb
-    if end is not None and end.avail_mem_gb is not None:
-        out["avail_after_weights_gb"] = end.avail_mem_gb
-    if begin is not None and begin.avail_mem_gb is not None:
-        out["avail_before_weights_gb"] = begin.avail_mem_gb
-    elif "weights_gb" in out and "avail_after_weights_gb" in out:
-        out["avail_before_weights_gb"] = round(out["weights_gb"] + out["avail_after_weights_gb"], 2)
+    if r is None:
+        return out
+    if r.weights_gb is not None:
+        out["weights_gb"] = r.weights_gb
+    if r.avail_after_weights_gb is not None:
+        out["avail_after_weights_gb"] = r.avail_after_weights_gb
+    if r.free_at_start_gb is not None:
+        out["avail_before_weights_gb"] = r.free_at_start_gb
     return out
+
+
+def kv_bytes_per_token(ctx: RuleContext, line: int) -> int | None:
+    """KV bytes per token of the launch holding `line`, from its `KV Cache is allocated` line."""
+    from logparse.run.memory import budget_at
+
+    return budget_at(ctx.log, line).bytes_per_token
 
 
 def weight_events(ctx: RuleContext, rank: str | None) -> list[Event]:

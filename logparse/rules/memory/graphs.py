@@ -7,11 +7,19 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import CaptureBatchSizes, CaptureEnd, Severity
+from logparse.model.events import CaptureBatchSizes, CaptureEnd, Event, Severity
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
-from logparse.run.memory import DECODE_GRAPHS, GIB, MemoryBudget, RankBudget, budgets, peak_running
+from logparse.run.memory import (
+    DECODE_GRAPHS,
+    GIB,
+    MemoryBudget,
+    RankBudget,
+    budget_at,
+    budgets,
+    peak_running,
+)
 
 
 def first_at_or_above(sizes: tuple[int, ...], n: int) -> int | None:
@@ -51,13 +59,17 @@ def graph_trade_off(budget: MemoryBudget, new_bs: int) -> dict[str, Any] | None:
     if bpt:
         out["kv_bytes_per_token"] = bpt
         out["kv_tokens_freed"] = int(freed * GIB // bpt)
-        out["arithmetic"] += f"; {freed:.2f} GB × 2^30 / {bpt} bytes per token = {out['kv_tokens_freed']} tokens"
+        out["arithmetic"] += (
+            f"; {freed:.2f} GB × 2^30 / {bpt} bytes per token = {out['kv_tokens_freed']} tokens"
+        )
     f, start = budget.mem_fraction_static, r.free_at_start_gb
     if f is not None and start:
         new_f = math.floor((f + freed / start) * 100 + 1e-9) / 100
         if new_f > f:
             out.update(current_mem_fraction_static=f, suggested_mem_fraction_static=new_f)
-            out["arithmetic"] += f"; f = {f} + {freed:.2f} / {start:.2f} GB = {f + freed / start:.4f} → {new_f}"
+            out["arithmetic"] += (
+                f"; f = {f} + {freed:.2f} / {start:.2f} GB = {f + freed / start:.4f} → {new_f}"
+            )
     return out
 
 
@@ -110,7 +122,9 @@ def cuda_graph_oversized(ctx: RuleContext) -> Iterator[Finding]:
         launch = lifecycle.launch
         if not lifecycle.serving or not budget:
             continue
-        finding = _oversized(ctx, launch.first_line, launch.last_line, budget, min_ratio, min_free, min_lines)
+        finding = _oversized(
+            ctx, launch.first_line, launch.last_line, budget, min_ratio, min_free, min_lines
+        )
         if finding is not None:
             yield finding
 
@@ -153,7 +167,9 @@ def _oversized(
     data: dict[str, Any] = {"peak_running_req": peak, "peak_running_req_per_rank": peaks, **trade}
     tokens = trade.get("kv_tokens_freed")
     frees = f"about {trade['freed_gb_per_rank']:.2f} GB per rank" + (
-        f" = {tokens} KV tokens at {trade['kv_bytes_per_token']} bytes per token" if tokens is not None else ""
+        f" = {tokens} KV tokens at {trade['kv_bytes_per_token']} bytes per token"
+        if tokens is not None
+        else ""
     )
     message = (
         f"CUDA graphs were captured up to batch size {top} but the largest decode batch was {peak} "
@@ -170,12 +186,126 @@ def _oversized(
         "decode), so keep it at or above the production peak, not only this log's"
     )
     evidence = [e for e in ctx.log.of(CaptureBatchSizes) if first <= e.line <= last][:1]
-    evidence += [e for e in ctx.log.of(CaptureEnd) if first <= e.line <= last and e.rank == trade["rank"]][:1]
+    evidence += [
+        e for e in ctx.log.of(CaptureEnd) if first <= e.line <= last and e.rank == trade["rank"]
+    ][:1]
     d = ctx.log.decode
     peak_line = next(
-        (d.line[i] for i in range(len(d)) if first <= d.line[i] <= last and d.cols["running"][i] == peak), None
+        (
+            d.line[i]
+            for i in range(len(d))
+            if first <= d.line[i] <= last and d.cols["running"][i] == peak
+        ),
+        None,
     )
     lines = [(peak_line, peak_line)] if peak_line is not None else []
     return ctx.finding(
-        "cuda-graph-oversized", message, remedy, events=evidence, lines=lines, data=data, claim=False
+        "cuda-graph-oversized",
+        message,
+        remedy,
+        events=evidence,
+        lines=lines,
+        data=data,
+        claim=False,
     )
+
+
+def capture_remedy(
+    ctx: RuleContext,
+    text: str,
+    at: Event,
+    numbers: dict[str, Any],
+    frac_text: str,
+    data: dict[str, Any],
+) -> str | None:
+    """The flags for an OOM while capturing graphs (the cuda-oom rule's remedy): SGLang's own
+    suggestion when the message printed one, else a batch size from the launch's memory budget;
+    None when neither is known (the caller halves the captured maximum)."""
+    budget = budget_at(ctx.log, at.line)
+    sizes = budget.captured_sizes
+    top = max(sizes) if sizes else ctx.views.cuda_graph_max_bs
+    if top:
+        data["cuda_graph_max_bs"] = top
+    hint = ctx.match("cuda-graph-capture-hint", text) or {}
+    captured = f" (captured up to {top})" if top else ""
+    if isinstance(hint.get("bs"), int):
+        new = hint["bs"]
+        data.update(sglang_hint_cuda_graph_max_bs=new, suggested_cuda_graph_max_bs=new)
+        return f"`--cuda-graph-max-bs {new}` as SGLang's message suggests{captured}, and/or {frac_text}"
+    if isinstance(hint.get("tokens"), int):
+        new = hint["tokens"]
+        data.update(
+            sglang_hint_piecewise_cuda_graph_max_tokens=new,
+            suggested_piecewise_cuda_graph_max_tokens=new,
+        )
+        return f"`--piecewise-cuda-graph-max-tokens {new}` as SGLang's message suggests, and/or {frac_text}"
+    return _capture_from_budget(budget, at, numbers, top, frac_text, data)
+
+
+def _capture_from_budget(
+    budget: MemoryBudget,
+    at: Event,
+    numbers: dict[str, Any],
+    top: int | None,
+    frac_text: str,
+    data: dict[str, Any],
+) -> str | None:
+    """Graphs are captured largest batch first into one pool, so when the capture failed it had used
+    (free at capture begin − free at the OOM) and asked for `tried` more: the graphs need at least that.
+    A maximum batch size scaled down by free / need (less 10 % headroom) is the most that can fit."""
+    r = budget.rank(at.rank)
+    free_mib, tried_mib = numbers.get("free_mib"), numbers.get("tried_to_allocate_mib")
+    begin = (
+        next((g.begin_avail_gb for g in reversed(r.graphs) if not g.finished), None) if r else None
+    )
+    if not top or begin is None or free_mib is None or not tried_mib:
+        return None
+    need = round(begin - free_mib / 1024 + tried_mib / 1024, 2)
+    if need <= 0:
+        return None
+    fits = int(top * begin * 0.9 / need)
+    below = [s for s in budget.captured_sizes if s <= fits and s < top]
+    new = max(below) if below else max(1, min(fits, top // 2) // 8 * 8 or 1)
+    if new >= top:
+        return None
+    data.update(
+        capture_avail_gb=begin,
+        capture_need_gb_at_least=need,
+        suggested_cuda_graph_max_bs=new,
+        arithmetic=(
+            f"need ≥ {begin:.2f} − {free_mib:.2f}/1024 + {tried_mib:.2f}/1024 = {need:.2f} GB for graphs up to {top}; "
+            f"{top} × {begin:.2f} × 0.9 / {need:.2f} = {fits} → captured size {new}"
+        ),
+    )
+    return (
+        f"`--cuda-graph-max-bs {new}` (captured up to {top}; the graphs needed at least {need:.2f} GB of the "
+        f"{begin:.2f} GB free when capture began) and/or {frac_text}"
+    )
+
+
+def graph_growth(
+    ctx: RuleContext, line: int, captured: int, want: int
+) -> tuple[dict[str, Any], str]:
+    """What raising the captured maximum from `captured` to `want` costs per rank, from the memory
+    budget of the launch holding `line` (graph GB scale with the largest captured size; the cost
+    in KV tokens at the log's bytes per token): (data, a clause for the remedy; '' when unknown)."""
+    budget = budget_at(ctx.log, line)
+    r = (budget.tightest or budget.ranks[0]) if budget else None
+    graph_gb = decode_graph_gb(r) if r is not None else None
+    if r is None or graph_gb is None or captured <= 0 or want <= captured:
+        return {}, ""
+    extra = round(graph_gb * (want / captured - 1), 2)
+    data: dict[str, Any] = {"graph_gb": graph_gb, "extra_graph_gb_per_rank": extra}
+    clause = f"about {extra:.2f} GB more graph memory per rank: {graph_gb:.2f} GB × ({want}/{captured} − 1)"
+    bpt = budget.bytes_per_token
+    if bpt:
+        data["kv_tokens_cost"] = int(extra * GIB // bpt)
+        clause += f", the memory of {data['kv_tokens_cost']} KV tokens at {bpt} bytes per token"
+    if r.free_after_gb is not None:
+        data["free_after_startup_gb"] = r.free_after_gb
+        fits = extra < r.free_after_gb
+        clause += (
+            f", with {r.free_after_gb:.2f} GB free after start-up on {r.rank or 'the rank'}"
+            + ("" if fits else ", not enough: lower `--mem-fraction-static` too")
+        )
+    return data, clause

@@ -11,6 +11,7 @@ from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.memory.common import (
     current_fraction,
+    kv_bytes_per_token,
     memory_numbers,
     round_up,
     source_line,
@@ -25,13 +26,15 @@ def kv_pool_advice(
     current: float | None,
     requested: int | None,
     profiled: int | None,
+    line: int | None = None,
 ) -> tuple[float | None, dict[str, Any], str]:
     """A new --mem-fraction-static from the logged memory numbers, with the arithmetic.
 
     SGLang sizes the KV pool as rest = avail_after_weights − avail_before_weights × (1 − f), so any
     f ≤ weights / avail_before leaves no room at all. With f and the profiled token count known,
-    the per-token KV size follows, and with it the f that holds the requested max_total_tokens."""
-    mem = memory_numbers(ctx, rank)
+    the per-token KV size follows (the launch's own `KV Cache is allocated` line gives it directly when
+    SGLang went on with fewer tokens), and with it the f that holds the requested max_total_tokens."""
+    mem = memory_numbers(ctx, rank, line)
     data: dict[str, Any] = dict(mem)
     before, after = mem.get("avail_before_weights_gb"), mem.get("avail_after_weights_gb")
     if current is not None:
@@ -56,11 +59,19 @@ def kv_pool_advice(
         rest = after - before * (1 - current)
         if rest and (rest > 0) == (profiled > 0):
             per_token_gb = rest / profiled
+            printed = kv_bytes_per_token(ctx, line) if line is not None else None
+            if printed:
+                per_token_gb = printed / (1 << 30)
+            data["kv_bytes_per_token_from"] = "KV Cache is allocated" if printed else "profiled tokens"
             target = max(target, (used + requested * per_token_gb) / before + 0.01)
             data["kv_bytes_per_token"] = round(per_token_gb * (1 << 30))
+            per = (
+                f"the KV Cache line gives {data['kv_bytes_per_token']} bytes/token"
+                if printed
+                else f"at f={current} that is {rest:.2f} GB for {profiled} tokens ({data['kv_bytes_per_token']} bytes/token)"
+            )
             steps.append(
-                f"at f={current} that is {rest:.2f} GB for {profiled} tokens ({data['kv_bytes_per_token']} "
-                f"bytes/token), so {requested} tokens need f ≥ {(used + requested * per_token_gb) / before:.3f}"
+                f"{per}, so {requested} tokens need f ≥ {(used + requested * per_token_gb) / before:.3f}"
             )
     else:
         steps.append(f"plus 0.05 for a minimal pool: {need + 0.05:.3f}")
@@ -143,7 +154,7 @@ def kv_pool_no_room(ctx: RuleContext) -> Iterator[Finding]:
 def _profiled(ctx: RuleContext, e: ProfiledTokensExceeded) -> Finding:
     """`max_total_tokens=… is larger than the profiled value …`: an error when nothing is left."""
     current = current_fraction(ctx)
-    suggested, data, why = kv_pool_advice(ctx, e.rank, current, e.max_total_tokens, e.profiled)
+    suggested, data, why = kv_pool_advice(ctx, e.rank, current, e.max_total_tokens, e.profiled, e.line)
     data.update(requested_max_total_tokens=e.max_total_tokens, profiled_max_total_tokens=e.profiled)
     negative = e.profiled <= 0
     what = (
@@ -170,7 +181,7 @@ def _not_enough(
     ctx: RuleContext, ev: Event, fields: dict[str, Any], lines: tuple[tuple[int, int], ...]
 ) -> Finding:
     current = current_fraction(ctx, fields.get("fraction"))
-    suggested, data, why = kv_pool_advice(ctx, ev.rank, current, None, None)
+    suggested, data, why = kv_pool_advice(ctx, ev.rank, current, None, None, ev.line)
     stated = f" (--mem-fraction-static={current})" if current is not None else ""
     message = f"Not enough memory for the KV pool after loading the weights{{where}}{stated}" + (
         f": {why}" if why else ""

@@ -9,13 +9,14 @@ from logparse.model.events import Event, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.memory.common import current_fraction, int_arg, limits, round_up, source_line
+from logparse.rules.memory.graphs import capture_remedy
 from logparse.rules.memory.oom_phase import STARTUP_OOM_PHASES, oom_phase
 from logparse.rules.registry import rule
 from logparse.run.oom import oom_numbers
 
 
 def _oom_remedy(
-    ctx: RuleContext, phase: str, numbers: dict[str, Any]
+    ctx: RuleContext, phase: str, numbers: dict[str, Any], text: str = "", at: Event | None = None
 ) -> tuple[str, dict[str, Any]]:
     """The remedy for an OOM in this phase, with values from the log. Never 'raise --mem-fraction-static'
     (that is the KV-pool sizing advice, the opposite problem)."""
@@ -49,6 +50,9 @@ def _oom_remedy(
             "processes holding memory on these GPUs"
         ), data
     if phase == "cuda-graph-capture":
+        found = capture_remedy(ctx, text, at, numbers, frac_text, data) if at is not None else None
+        if found is not None:
+            return found, data
         bs = ctx.views.cuda_graph_max_bs
         if bs:
             new_bs = max(1, bs // 2)
@@ -153,7 +157,7 @@ def _oom_finding(
 ) -> Finding:
     numbers = oom_numbers(text)
     phase, why = oom_phase(ctx, tb, text, ev.line, ev.rank)
-    remedy, extra = _oom_remedy(ctx, phase, numbers)
+    remedy, extra = _oom_remedy(ctx, phase, numbers, text, ev)
     etype = _oom_exception_type(ctx, tb)
     detail = []
     if "tried_to_allocate_mib" in numbers:
