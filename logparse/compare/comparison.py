@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logparse.compare.factors import Factor, key_of, resolve
 from logparse.compare.metrics import Metric, compare_metrics, speculative_gain
 from logparse.compare.settings import RunSettings
 from logparse.compare.verdict import Verdict, decide
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
 
 
 @dataclass
@@ -69,3 +72,24 @@ def compare_runs(baseline: RunSettings, candidates: Sequence[RunSettings], vary:
         spec = speculative_gain(baseline, cand, metrics) if verdict.comparable else None
         pairs.append(Pair(cand, verdict, metrics, spec))
     return Comparison(baseline, pairs, factors, allowed)
+
+
+def verdict_summary(baseline: ParsedLog, candidate: ParsedLog, vary: Sequence[str] = ("speculative",),
+                    baseline_source: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """The verdict of a candidate log against a baseline log, for a report's top: comparable,
+    the headline, every difference and unknown as `key: baseline → candidate` text."""
+    from logparse.compare.render import difference_text, headline, value_text
+    from logparse.compare.settings import of_log
+
+    cmp = compare_runs(of_log(baseline, "baseline", baseline_source), [of_log(candidate, "candidate", source)], vary)
+    v = cmp.pairs[0].verdict
+    return {
+        "comparable": cmp.comparable,
+        "headline": headline(cmp),
+        "factors": [f.name for f in cmp.factors],
+        "blocking": [difference_text(d) for d in v.blocking],
+        "expected": [difference_text(d) for d in v.differences if d.expected],
+        "unknown": [f"{u.key} = {value_text(u.value)}: {u.reason}" for u in v.unknown if u.kind != "release"],
+        "notes": list(v.notes),
+        "speculative": cmp.pairs[0].speculative,
+    }

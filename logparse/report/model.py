@@ -326,6 +326,7 @@ def build_report(
         "serving": serving,
         "speculative": spec,
         "baseline": None,
+        "baseline_verdict": None,
         "benchmarks": benchmarks,
         "configuration": _configuration(analysis, entry),
         "coverage": _coverage(entry, analysis, sanitizer),
@@ -339,6 +340,10 @@ def build_report(
         )
         data["baseline"] = base_data
         series["baseline"] = base_series
+        # The same verdict as `logdiag compare BASELINE RUN --vary speculative`, shown at the top.
+        from logparse.compare.comparison import verdict_summary
+
+        data["baseline_verdict"] = verdict_summary(baseline.log, analysis.log, ("speculative",), base_source, source)
     from logparse.report.plots import plan
 
     data["plots"] = plan(data, series)
