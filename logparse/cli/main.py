@@ -324,6 +324,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "rule": ("logparse.cli.rules", "rule_command"),
     "check": ("logparse.cli.check", "check"),
     "report": ("logparse.cli.report", "report"),
+    "follow": ("logparse.cli.follow", "follow"),
     "compare": ("logparse.cli.compare", "compare"),
 }
 

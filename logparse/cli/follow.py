@@ -1,0 +1,94 @@
+"""`logdiag follow LOG`: follow a server log live until it is ready, crashes or times out.
+
+Exit codes: 0 ready (or stopped cleanly with --until exit); 1 crashed (the root cause printed) or
+the input ended before the server was ready; 2 usage or input error; 3 internal error; 4 timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from urllib.parse import urlsplit
+
+import click
+
+
+def _health_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.BadParameter(f"not an http(s) URL: {value}")
+    return value
+
+
+@click.command("follow")
+@click.argument("path")
+@click.option(
+    "--until",
+    type=click.Choice(["ready", "exit"]),
+    default="ready",
+    show_default=True,
+    help="ready: exit 0 once the server is ready; exit: keep following while it serves, until it stops.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Give up after SECONDS (exit 4), saying where each rank is and how long it has been silent.",
+)
+@click.option(
+    "--health",
+    metavar="URL",
+    callback=_health_url,
+    default=None,
+    help="Also require URL to answer 200 (polled once the log shows the HTTP server started).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: live lines on a terminal, plain lines otherwise; json: one JSON object per event.",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.01, max=60),
+    default=0.25,
+    show_default=True,
+    metavar="SECONDS",
+    help="How often to check a file for new lines.",
+)
+def follow(
+    path: str, until: str, timeout: float | None, health: str | None, fmt: str, poll: float
+) -> None:
+    """Follow LOG (a file, which may not exist yet, or - for stdin) as it grows and exit with an
+    answer: 0 ready, 1 crashed (with the root cause and fix), 4 timed out.
+
+    \b
+    logdiag follow server.log --timeout 900
+    python -m sglang.launch_server ... 2>&1 | logdiag follow -
+    """
+    from logparse.follow.render import JsonRenderer, PlainRenderer, TtyRenderer
+    from logparse.follow.session import Options, Session
+
+    if path != "-" and os.path.isdir(path):
+        from logparse.cli.main import fail
+
+        fail(f"cannot follow {path}: it is a directory")
+    out = sys.stdout
+    renderer: JsonRenderer
+    if fmt == "json":
+        renderer = JsonRenderer(out)
+    elif out.isatty() and os.environ.get("TERM") != "dumb" and not os.environ.get("CI"):
+        import shutil
+
+        renderer = TtyRenderer(out, shutil.get_terminal_size((100, 24)).columns)
+    else:
+        renderer = PlainRenderer(out)
+    session = Session(
+        path, Options(until=until, timeout=timeout, health=health, poll=poll), renderer
+    )
+    sys.exit(session.run())
