@@ -75,16 +75,19 @@ class ReadReport:
 
     def merge(self, other: ReadReport) -> None:
         """Add the report of the next byte range of the same file (ranges merged in file order)."""
+        # By type, so a counter added later merges without touching this method.
         for name in self.__slots__:  # type: ignore[attr-defined]
-            if name in ("path", "flagged", "damaged", "missing_final_newline"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if name == "path":
                 continue
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        room = MAX_FLAGGED - len(self.flagged)
-        if room > 0:
-            self.flagged.extend(other.flagged[:room])
-        self.missing_final_newline = self.missing_final_newline or other.missing_final_newline
-        if other.damaged and not self.damaged:
-            self.damaged = other.damaged
+            if isinstance(mine, bool):
+                setattr(self, name, mine or theirs)
+            elif isinstance(mine, int):
+                setattr(self, name, mine + theirs)
+            elif isinstance(mine, list):
+                mine.extend(theirs[: max(0, MAX_FLAGGED - len(mine))])
+            elif mine is None and theirs is not None:
+                setattr(self, name, theirs)  # damage: the first range's note wins
 
 
 Line = tuple[int, str, Wrapper | None]
