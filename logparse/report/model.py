@@ -18,6 +18,7 @@ from logparse.model.events import BenchOneBatchResult, BenchServingResult, Launc
 from logparse.render.redact import redact_coverage
 from logparse.render.sanitize import Sanitizer
 from logparse.render.summary import clean, file_summary
+from logparse.report.memory import memory_section
 from logparse.report.serving import serving_section
 from logparse.report.speculative import baseline_section, speculative_section
 from logparse.report.timing import DEFAULT_GAP_S, timing_section
@@ -323,6 +324,7 @@ def build_report(
         "summary": _summary(analysis, entry, timing, serving, spec, source),
         "findings": _findings(entry, analysis),
         "timing": timing,
+        "memory": memory_section(entry),
         "serving": serving,
         "speculative": spec,
         "baseline": None,

@@ -207,6 +207,64 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
     )
 
 
+# --------------------------------------------------------------------------- memory
+
+MEMORY_COLORS = {
+    "weights_gb": "#1f77b4",
+    "kv_gb": "#2ca02c",
+    "other_pools_gb": "#98df8a",
+    "graphs_gb": "#ff7f0e",
+    "draft_gb": "#ffbb78",
+    "unaccounted_gb": "#c7c7c7",
+    "free_after_gb": "#ffffff",
+}
+MAX_MEMORY_RANKS = 16
+
+
+def _memory_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    mem = data.get("memory") or {}
+    return [r for r in mem.get("ranks") or [] if r.get("free_at_start_gb") is not None][:MAX_MEMORY_RANKS]
+
+
+def _has_memory(data: dict[str, Any], series: dict[str, Any]) -> bool:
+    return bool(_memory_rows(data))
+
+
+def _memory_height(data: dict[str, Any]) -> float:
+    return min(8.0, 1.9 + 0.3 * len(_memory_rows(data)))
+
+
+def _draw_memory(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
+    """One stacked bar per rank: where the free memory at start went (GB), the tightest rank bold."""
+    from matplotlib.patches import Patch
+
+    from logparse.report.memory import SEGMENTS
+
+    rows = _memory_rows(data)
+    ax = fig.add_subplot()
+    n = len(rows)
+    used: list[str] = []
+    for i, row in enumerate(rows):
+        y = n - 1 - i
+        left = 0.0
+        for key, _label in SEGMENTS:
+            width = row.get(key)
+            if not isinstance(width, (int, float)) or width <= 0:
+                continue
+            ax.barh(y, width, left=left, height=0.6, color=MEMORY_COLORS[key], edgecolor="#555555", linewidth=0.5)
+            left += width
+            if key not in used:
+                used.append(key)
+    ax.set_yticks(range(n), [r["rank"] + (" *" if r.get("tightest") else "") for r in reversed(rows)])
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel("GB (free memory at start, as SGLang prints it)")
+    ax.grid(axis="y", visible=False)
+    labels = dict(SEGMENTS)
+    handles = [Patch(facecolor=MEMORY_COLORS[k], edgecolor="#555555", label=labels[k]) for k in used]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
+              ncol=min(4, len(handles)), frameon=False)
+
+
 # --------------------------------------------------------------------------- serving
 
 
@@ -504,6 +562,14 @@ PLOTS: tuple[PlotSpec, ...] = (
         _has_waterfall,
         _draw_waterfall,
         _waterfall_height,
+    ),
+    PlotSpec(
+        "memory-budget",
+        "Memory budget per rank",
+        "startup",
+        _has_memory,
+        _draw_memory,
+        _memory_height,
     ),
     PlotSpec(
         "serving-throughput",
