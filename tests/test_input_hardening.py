@@ -33,6 +33,7 @@ from logparse.io.reader import (
     check_readable,
     expand_paths,
     read_lines,
+    split_points,
 )
 from logparse.parsing import pipeline
 
@@ -369,6 +370,7 @@ def test_flagged_is_bounded_and_identical_for_every_jobs(tmp_path: Path, monkeyp
     p = tmp_path / "nul.log"
     _flagged_log(p)
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    assert len(split_points(str(p), 3, 0)) == 3
     reports = []
     for jobs in (1, 2, 3):
         log = pipeline.parse_file(str(p), jobs=jobs)
@@ -385,6 +387,7 @@ def test_analysis_identical_for_jobs_1_2_3(tmp_path: Path, monkeypatch: pytest.M
     p = tmp_path / "run.log"
     p.write_bytes(CRASH_LOG.read_bytes() * 3)  # several launches and crashes: records across cuts
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    assert len(split_points(str(p), 3, 0)) == 3  # really split, in three processes
     outs = [render([analyze(str(p), jobs=jobs)]) for jobs in (1, 2, 3)]
     assert outs[1] == outs[0] and outs[2] == outs[0]
 
