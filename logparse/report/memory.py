@@ -39,14 +39,20 @@ def _row(r: dict[str, Any], tightest: str | None) -> dict[str, Any]:
     start = row["free_at_start_gb"]
     known = _sum(*(row[k] for k, _ in SEGMENTS if k not in ("unaccounted_gb",)))
     # What the start-up lines do not name (NCCL buffers, activations of warm-up, allocator slack).
-    row["unaccounted_gb"] = round(start - known, 2) if start is not None and known is not None and start > known else None
+    row["unaccounted_gb"] = (
+        round(start - known, 2)
+        if start is not None and known is not None and start > known
+        else None
+    )
     return row
 
 
 def memory_section(entry: dict[str, Any]) -> dict[str, Any] | None:
     """The last launch's budget from a file summary (`launches[].memory`), or None."""
     launches = entry.get("launches") or []
-    found = next(((i, a["memory"]) for i, a in reversed(list(enumerate(launches))) if a.get("memory")), None)
+    found = next(
+        ((i, a["memory"]) for i, a in reversed(list(enumerate(launches))) if a.get("memory")), None
+    )
     if found is None:
         return None
     index, mem = found
