@@ -167,3 +167,14 @@ def test_exports_persist_across_attempts_and_start_the_next_one(tmp_path: Path) 
     assert (first.first_line, first.last_line, second.first_line) == (1, 6, 7)
     assert first.env == {"A": "1"} and second.env == {"A": "1", "B": "2"}
     assert second.command is not None and second.command.program == "sglang serve"
+
+
+def test_lifecycle_per_attempt_phases_readiness_and_failures() -> None:
+    run = run_of(parse_file(str(LOGS / "nextn-hybrid-launch.log")))
+    first, _, third, last = run.lifecycles
+    assert first.failures == {"main": 6} and first.ready is False and not first.phases
+    assert third.phases and third.ready is False and third.up_line is None
+    assert third.failures == {"main": 159}  # the shell's `Killed` during weight loading
+    assert last.failures == {} and last.ready is True and last.serving
+    assert last.ready_line is not None and last.traffic_line is not None and last.ready_line < last.traffic_line
+    assert run.startup is last and run.ready is True

@@ -11,10 +11,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from logparse.model.events import Event
+from logparse.model.events import Event, Traceback
 from logparse.run.launches import Launch, launch_at, launch_attempts
 from logparse.run.readiness import ready_event, shutdown_after, startup_evidence, traffic_line
-from logparse.run.timeline import Phase, rel_s, slowest_rank, startup_phases
+from logparse.run.timeline import MAIN, Phase, rel_s, slowest_rank, startup_phases
+from logparse.run.vocab import FATAL_EVENTS
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Lifecycle:
-    """What one launch attempt went through: phases per rank, readiness, traffic, shutdown."""
+    """What one launch attempt went through: phases per rank, readiness, traffic, failures per rank,
+    shutdown."""
 
     launch: Launch
     # Set by the engine when a finding shows the attempt had served (a diagnosis that only exists
@@ -96,6 +98,15 @@ class Lifecycle:
         e = self.ready_event
         t = rel_s(e.ts, self.t0) if e is not None else None
         return None if t is None else round(t, 2)
+
+    @cached_property
+    def failures(self) -> dict[str, int]:
+        """Rank key (rank tag, or 'main') → the first line of the attempt that shows it dying (a
+        fatal line or a traceback), in file order."""
+        out: dict[str, int] = {}
+        for e in self.launch.of(*FATAL_EVENTS, Traceback):
+            out.setdefault(e.rank or MAIN, e.line)
+        return out
 
     @cached_property
     def slowest_rank(self) -> str | None:
