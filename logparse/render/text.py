@@ -64,7 +64,7 @@ def _memory_lines(launches: list[dict[str, Any]], max_rows: int = 16) -> list[st
     notes = []
     if mem.get("mem_fraction_static") is not None:
         source = how.get(mem.get("mem_fraction_static_source") or "", "?")
-        notes.append(f"mem_fraction_static {_fmt(mem['mem_fraction_static'])} ({source})")
+        notes.append(f"mem_fraction_static {mem['mem_fraction_static']:g} ({source})")
     if mem.get("kv_bytes_per_token"):
         notes.append(f"KV {mem['kv_bytes_per_token']:,} bytes/token")
     if mem.get("gpu_total_gb"):

@@ -430,7 +430,7 @@ def _has_numbers(b: RankBudget) -> bool:
             b.avail_after_pools_gb,
             b.kv,
         )
-    ) or any(g.gb is not None for g in b.graphs)
+    ) or any(g.gb is not None or g.begin_avail_gb is not None for g in b.graphs)
 
 
 def launch_budget(launch: Launch) -> MemoryBudget:
