@@ -127,3 +127,18 @@ def test_plugin_codes_are_like_the_built_in_ones(code: str, ok: bool) -> None:
                                       ("a_b", False), ("-a", False)])
 def test_plugin_names_are_kebab_case(name: str, ok: bool) -> None:
     assert plugins._is_kebab(name) is ok
+
+
+def test_without_any_plugin_installed_importlib_metadata_is_not_imported(tmp_path: Path) -> None:
+    """The cheap look at the metadata files decides; a run without plugins pays nothing more."""
+    import subprocess
+
+    code = ("import sys; from logparse.rules import all_rules; all_rules(); "
+            "print('importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_a_declared_group_is_seen(installed: Path) -> None:
+    assert plugins._declared_anywhere() is True

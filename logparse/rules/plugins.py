@@ -85,12 +85,36 @@ def _unregister(name: str) -> None:
         registry.BY_CODE.pop(r.code, None)
 
 
+def _declared_anywhere() -> bool:
+    """Whether any installed distribution's `entry_points.txt` mentions the group. A cheap look at
+    the metadata files on sys.path, so that a run without plugins never imports importlib.metadata
+    (with the email package it pulls in, a measurable share of a short run's start-up)."""
+    import sys
+
+    marker = f"[{ENTRY_POINT_GROUP}]"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8") as fh:
+                    if marker in fh.read():
+                        return True
+            except OSError:
+                continue
+    return False
+
+
 def load_plugins(*, force: bool = False) -> list[PluginProblem]:
     """Import every `logdiag.rules` entry point once; keep the rules that meet the contract."""
     if _LOADED[0] and not force:
         return PROBLEMS
     _LOADED[0] = True
-    if os.environ.get("LOGDIAG_NO_PLUGINS"):
+    if os.environ.get("LOGDIAG_NO_PLUGINS") or not _declared_anywhere():
         return PROBLEMS
     from importlib.metadata import entry_points
 
