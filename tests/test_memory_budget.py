@@ -268,3 +268,16 @@ def test_kv_pool_warning_uses_the_printed_bytes_per_token(tmp_path: Path) -> Non
     d = f.data  # type: ignore[attr-defined]
     assert d["kv_bytes_per_token"] == 89478 and d["kv_bytes_per_token_from"] == "KV Cache is allocated"
     assert d["suggested_mem_fraction_static"] == 0.66
+
+
+@pytest.mark.parametrize("numpy_from", [1, 10**9])
+def test_peak_running_per_rank_numpy_and_python_agree(monkeypatch: pytest.MonkeyPatch, numpy_from: int) -> None:
+    # The baseline log's decode lines are all TP0's; the largest #running-req is 256 (the lines without graphs).
+    # Up to line 152 (bad.log's cut) the largest is 44.
+    from logparse.parsing import colstats
+
+    monkeypatch.setattr(colstats, "NUMPY_FROM", numpy_from)
+    log = parse_file(str(LOGS / "baseline-cuda-graph-false.log"))
+    assert peak_running(log, 1, 10**9) == {"TP0": 256}
+    assert peak_running(log, 1, 152) == {"TP0": 44}
+    assert peak_running(log, 10**8, 10**9) == {}

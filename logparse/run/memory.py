@@ -485,20 +485,33 @@ def budget_at(log: ParsedLog, line: int) -> MemoryBudget:
     return budgets(log)[run.launch_at(line).index - 1]
 
 
+def decode_range(log: ParsedLog, first_line: int, last_line: int) -> tuple[int, int]:
+    """[lo, hi) of the decode stats rows between two lines (the rows are in file order)."""
+    lines = log.decode.line
+    return bisect_left(lines, first_line), bisect_left(lines, last_line + 1)
+
+
 def peak_running(log: ParsedLog, first_line: int, last_line: int) -> dict[str, int]:
     """The largest `#running-req` of the decode lines between two lines, per rank (a DP rank's
     TP0 prints its own batch; CUDA graphs are captured per DP rank)."""
+    from logparse.parsing.colstats import NUMPY_FROM
+
     d = log.decode
-    lines = d.line
-    lo = bisect_left(lines, first_line)
-    hi = bisect_left(lines, last_line + 1)
-    running = d.cols["running"]
+    lo, hi = decode_range(log, first_line, last_line)
+    running, codes = d.cols["running"][lo:hi], d.rank[lo:hi]
     names = d.ranks.values
     out: dict[str, int] = {}
-    for i in range(lo, hi):
-        v = running[i]
+    if len(running) >= NUMPY_FROM:  # a busy server: numpy on the column, not a Python loop
+        import numpy as np
+
+        values, ranks = np.asarray(running, dtype=np.float64), np.asarray(codes)
+        ok = ~np.isnan(values)
+        for code in np.unique(ranks[ok]).tolist():
+            out[names[code] or ""] = int(values[ok & (ranks == code)].max())
+        return out
+    for v, code in zip(running, codes, strict=True):
         if not math.isnan(v):
-            key = names[d.rank[i]] or ""
+            key = names[code] or ""
             if v > out.get(key, -1):
                 out[key] = int(v)
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from logparse.model.events import CaptureBatchSizes, CaptureEnd, Event, Severity
 from logparse.model.findings import Finding
+from logparse.parsing import colstats
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 from logparse.run.memory import (
@@ -18,6 +19,7 @@ from logparse.run.memory import (
     RankBudget,
     budget_at,
     budgets,
+    decode_range,
     peak_running,
 )
 
@@ -131,14 +133,8 @@ def cuda_graph_oversized(ctx: RuleContext) -> Iterator[Finding]:
 
 def _decode_window(ctx: RuleContext, first: int, last: int) -> tuple[int, bool]:
     """How many decode lines the launch printed, and whether any ran without graphs."""
-    d = ctx.log.decode
-    n, without = 0, False
-    graph = d.cols["cuda_graph"]
-    for i, line in enumerate(d.line):
-        if first <= line <= last:
-            n += 1
-            without = without or graph[i] == 0.0
-    return n, without
+    lo, hi = decode_range(ctx.log, first, last)
+    return hi - lo, colstats.count_equal(ctx.log.decode.cols["cuda_graph"][lo:hi], 0.0) > 0
 
 
 def _oversized(
@@ -190,14 +186,9 @@ def _oversized(
         e for e in ctx.log.of(CaptureEnd) if first <= e.line <= last and e.rank == trade["rank"]
     ][:1]
     d = ctx.log.decode
-    peak_line = next(
-        (
-            d.line[i]
-            for i in range(len(d))
-            if first <= d.line[i] <= last and d.cols["running"][i] == peak
-        ),
-        None,
-    )
+    lo, hi = decode_range(ctx.log, first, last)
+    running = d.cols["running"]
+    peak_line = next((d.line[i] for i in range(lo, hi) if running[i] == peak), None)
     lines = [(peak_line, peak_line)] if peak_line is not None else []
     return ctx.finding(
         "cuda-graph-oversized",
