@@ -508,3 +508,40 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad[0] == 2 and "not an http(s) URL" in bad[2]
     directory = _finish(_follow(str(tmp_path)), timeout=BOUND_S)
     assert directory[0] == 2 and "directory" in directory[2]
+
+
+def test_until_exit_on_a_file_ends_0_when_the_server_shuts_down(tmp_path: Path) -> None:
+    src = tmp_path / "src.log"
+    src.write_bytes(
+        (LOGS / "nextn-4-serving.log").read_bytes()
+        + b"[2026-04-14 10:41:40] INFO:     Shutting down\n"
+        + b"[2026-04-14 10:41:40] INFO:     Finished server process [51877]\n"
+    )
+    log = tmp_path / "server.log"
+    writer = _writer(
+        {
+            "dest": str(log),
+            "steps": [{"op": "lines", "src": str(src), "delay": 0.0005}, {"op": "sleep", "s": 8}],
+        }
+    )
+    try:
+        follow = _follow(
+            str(log), "--until", "exit", "--format", "json", "--poll", "0.05", "--timeout", "25"
+        )
+        code, out, err, _ = _finish(follow)
+    finally:
+        _stop(writer)
+    assert code == 0, err
+    events = _events(out)
+    assert [e["event"] for e in events].count("ready") == 1
+    assert any(e["event"] == "serving" and e["gen_throughput"] for e in events)
+    final = events[-1]
+    assert (
+        final["event"] == "exit" and final["reason"] == "stopped" and final["outcome"] == "stopped"
+    )
+
+
+def test_a_file_that_never_appears_times_out_saying_so(tmp_path: Path) -> None:
+    code, out, err, _ = _finish(_follow(str(tmp_path / "never.log"), "--timeout", "1.5"))
+    assert code == 4, err
+    assert "waiting for" in out and "never.log never appeared" in out

@@ -319,6 +319,7 @@ class LiveState:
                     Change("phase", rank_key, p.name, p.complete, p.end_line or p.start_line)
                 )
         if cls is ServerReady or (cls is UvicornLifecycle and kw.get("stage") in READY_STAGES):
+            self.http_started = True  # a log without uvicorn's lines still shows the server up
             self._readiness(now)
 
     def _readiness(self, now: float) -> None:

@@ -115,6 +115,10 @@ def event_line(ev: dict[str, Any]) -> list[str]:
         return out
     if kind == "timeout":
         out = [f"timeout: not ready after {seconds(ev['after_s'])}"]
+        if not ev.get("appeared", True):
+            out[0] += f" ({ev.get('path', 'the log')} never appeared)"
+        elif not ev.get("ranks"):
+            out[0] += f" ({ev.get('lines', 0)} lines read, none from a rank or a start-up phase)"
         for rank, r in ev.get("ranks", {}).items():
             phase = r["phase"] or "(no phase yet)"
             state = "done, next not started" if r["complete"] else "in progress"

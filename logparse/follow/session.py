@@ -107,7 +107,7 @@ class Session:
         """Periodic work; raises _Stop to end the run."""
         now = time.monotonic()
         live = self.live
-        if not self.tail.generation and not self.waiting_said and now - self.start > 1.0:
+        if not self.tail.opened and not self.waiting_said and now - self.start > 1.0:
             self.waiting_said = True
             self.out.emit(
                 {
@@ -331,6 +331,9 @@ class Session:
                 "after_s": round(now - self.start, 1),
                 "ranks": ranks,
                 "ready": self.announced_ready,
+                "appeared": self.tail.opened,
+                "lines": self.live.lines,
+                "path": safe(self.path),
             }
         )
         raise _Stop(EXIT_TIMEOUT)

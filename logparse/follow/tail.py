@@ -38,6 +38,7 @@ class Tail:
         self.eof = False  # a pipe ended (the writer closed it)
         self.restarted = ""  # why the last generation ended: "truncated", "rotated" or ""
         self.generation = 0
+        self.opened = False  # the source has been opened at least once (a file has appeared)
         self.spool: IO[bytes] | None = None
         self._fd: int | None = None
         self._ino: tuple[int, int] | None = None
@@ -84,6 +85,7 @@ class Tail:
         if self.path == "-":
             self._fd = sys.stdin.fileno()
             self._start_spool()
+            self.opened = True
             return
         while True:
             try:
@@ -102,6 +104,7 @@ class Tail:
             self.stream = True
             self._start_spool()
         self._fd, self._ino, self._offset = fd, (st.st_dev, st.st_ino), 0
+        self.opened = True
 
     def _start_spool(self) -> None:
         # Removed by close(); delete=False so that the analysis can open it by name meanwhile.
