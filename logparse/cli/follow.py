@@ -92,14 +92,14 @@ def follow(
         path, Options(until=until, timeout=timeout, health=health, poll=poll), renderer
     )
     code = session.run()
-    real = sys.__stdout__ is not None and sys.__stderr__ is not None
-    if real and sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__:
+    stdout, stderr = sys.__stdout__, sys.__stderr__
+    if stdout is not None and stderr is not None and sys.stdout is stdout and sys.stderr is stderr:
         # The answer is out; skip the interpreter's finalization (0.1-0.2 s of module and object
         # teardown), because the caller is waiting on this exit to go on. Only in a real process
         # (not under click's CliRunner), and only after everything written is flushed.
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            stdout.flush()
+            stderr.flush()
         except OSError:
             pass
         else:
