@@ -545,3 +545,48 @@ def test_a_file_that_never_appears_times_out_saying_so(tmp_path: Path) -> None:
     code, out, err, _ = _finish(_follow(str(tmp_path / "never.log"), "--timeout", "1.5"))
     assert code == 4, err
     assert "waiting for" in out and "never.log never appeared" in out
+
+
+def test_progress_rate_and_eta_count_down_from_the_bars_own_numbers() -> None:
+    from logparse.follow.live import Progress
+
+    bar = Progress("checkpoint-load", 12, 94, 13, 36.0, None, seen=100.0)
+    assert bar.rate == pytest.approx(1 / 3)
+    assert bar.eta_s == pytest.approx(82 * 3)
+    assert bar.as_dict(now=110.0)["eta_s"] == pytest.approx(82 * 3 - 10)
+    # tqdm's own estimate wins when it printed one.
+    assert Progress("capture", 10, 36, 27, 2.0, 5.0).eta_s == 5.0
+
+
+def test_stall_allowance_comes_from_the_other_ranks_and_the_phase() -> None:
+    from logparse.follow.live import PHASE_ALLOWANCE_S, STALL_FACTOR, LiveState
+    from logparse.io.lines import read_lines
+    from logparse.io.readreport import ReadReport
+
+    live = LiveState(str(HYBRID))
+    for no, text, wrapper in read_lines(str(HYBRID), ReadReport(path=str(HYBRID))):
+        if no > 362:  # TP0–TP7 in CUDA-graph capture; none has finished it
+            break
+        live.feed(no, text, wrapper, 1.0)
+    tp7 = live.ranks["TP7"]
+    assert (tp7.phase, tp7.complete) == ("capture-target", False)
+    assert (
+        live.allowance_s(tp7)
+        == PHASE_ALLOWANCE_S["capture-target"]
+        > PHASE_ALLOWANCE_S["dist-init"]
+    )
+    for no, text, wrapper in read_lines(str(HYBRID), ReadReport(path=str(HYBRID))):
+        if 362 < no <= 369:  # seven ranks finish capture in ~21 s; TP0 has not
+            live.feed(no, text, wrapper, 1.0)
+    tp0 = live.ranks["TP0"]
+    assert (tp0.phase, tp0.complete) == ("capture-target", False)
+    others = [
+        p.duration_s
+        for r, ps in live.phases.items()
+        if r != "TP0"
+        for p in ps
+        if p.name == "capture-target"
+    ]
+    assert len(others) == 7
+    assert live.allowance_s(tp0) == pytest.approx(STALL_FACTOR * sorted(others)[3])
+    assert [c.rank for c in live.stalls(now=STALL_FACTOR * 30)] == ["TP0"]

@@ -125,6 +125,7 @@ class Progress:
     percent: int | None
     elapsed_s: float | None
     remaining_s: float | None
+    seen: float = 0.0  # when this refresh was read (monotonic)
 
     @property
     def rate(self) -> float | None:
@@ -143,15 +144,18 @@ class Progress:
             return max(0.0, (self.total - self.n) / rate)
         return None
 
-    def as_dict(self) -> dict[str, Any]:
-        rate = self.rate
+    def as_dict(self, now: float | None = None) -> dict[str, Any]:
+        """As shown; with `now`, the ETA counts down from when the refresh was read."""
+        rate, eta = self.rate, self.eta_s
+        if eta is not None and now is not None:
+            eta = max(0.0, eta - (now - self.seen))
         return {
             "kind": self.kind,
             "n": self.n,
             "total": self.total,
             "percent": self.percent,
             "rate_per_s": None if rate is None else round(rate, 3),
-            "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
+            "eta_s": None if eta is None else round(eta, 1),
         }
 
 
@@ -245,6 +249,7 @@ class LiveState:
                 kw.get("percent"),
                 kw.get("elapsed_s"),
                 kw.get("remaining_s"),
+                now,
             )
         elif issubclass(cls, PHASE_EVENTS):
             self._phase_event(no, env, wrapper, cls, kw, key, now)

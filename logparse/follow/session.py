@@ -358,7 +358,7 @@ class Session:
             lines.append(line)
         for p in live.progress.values():
             if p.percent != 100:
-                lines.append("          " + progress_text(p.as_dict()))
+                lines.append("          " + progress_text(p.as_dict(now)))
         return lines
 
 
