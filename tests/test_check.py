@@ -24,7 +24,7 @@ from logparse.cli import check as cli_check
 from logparse.cli.main import main
 from logparse.model.events import Severity
 from logparse.model.findings import Evidence, Finding
-from logparse.render.check_json import FileResult
+from logparse.gate.report import FileResult
 from logparse.rules.registry import BY_CODE, REGISTRY, rule
 
 # ------------------------------------------------------------------------------ test rules

@@ -118,7 +118,7 @@ def _outputs(analysis: Any, redact: bool) -> dict[str, str]:
     """Every output of every command for one analysed log, rendered in-process."""
     from logparse.cli.check import render as render_check
     from logparse.gate.config import Config
-    from logparse.render.check_json import FileResult, build_report
+    from logparse.gate.report import FileResult, build_report
     from logparse.render.json import render as analyze_json
     from logparse.render.sanitize import clean_check
     from logparse.render.text import render as analyze_text

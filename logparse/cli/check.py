@@ -25,7 +25,8 @@ from logparse.gate.config import (
     split_selectors,
     validate_selectors,
 )
-from logparse.render.check_json import CheckReport, FileResult, build_report, display_path
+from logparse.gate.report import CheckReport, FileResult, build_report
+from logparse.render.check_json import display_path
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
 EXIT_OK, EXIT_FINDINGS = 0, 1  # as in logparse.cli.main (2: input errors through cli.fail)

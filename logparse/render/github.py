@@ -6,7 +6,8 @@ and `,`. Findings in the baseline are accepted and not annotated."""
 
 from __future__ import annotations
 
-from logparse.render.check_json import CheckItem, CheckReport, display_path
+from logparse.gate.report import CheckItem, CheckReport
+from logparse.render.check_json import display_path
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from logparse.gate.config import severity_rank
-from logparse.render.check_json import CheckItem, CheckReport, display_path
+from logparse.gate.report import CheckItem, CheckReport
+from logparse.render.check_json import display_path
 
 # XML 1.0 forbids most control characters (logs carry ANSI escapes, NULs, ...) and lone surrogates.
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

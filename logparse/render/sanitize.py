@@ -15,7 +15,7 @@ from logparse.render.neutral import csv_cell, neutralize
 from logparse.render.redact import Redactor, redact_coverage
 
 if TYPE_CHECKING:
-    from logparse.render.check_json import CheckReport
+    from logparse.gate.report import CheckReport
 
 
 class Sanitizer(Redactor):

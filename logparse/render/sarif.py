@@ -12,7 +12,8 @@ from urllib.parse import quote
 
 from logparse._version import __version__
 from logparse.gate.baseline import FINGERPRINT_KEY
-from logparse.render.check_json import CheckItem, CheckReport, clean
+from logparse.gate.report import CheckItem, CheckReport
+from logparse.render.check_json import clean
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
