@@ -28,6 +28,7 @@ import inspect
 import math
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from logparse.model.events import Severity
+from logparse.model.events import SEVERITY_ORDER, Severity
 
 __all__ = [
     "FAIL_ON",
@@ -50,8 +51,9 @@ __all__ = [
 ]
 
 FAIL_ON = ("error", "warning", "info", "never")
-SEVERITIES = ("error", "warning", "info")
-_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITIES = tuple(str(s) for s in Severity)  # most severe first (model.events.SEVERITY_ORDER)
+# Higher = more severe, for the --fail-on threshold; derived from the one severity order.
+_RANK = {str(s): len(SEVERITY_ORDER) - 1 - i for s, i in SEVERITY_ORDER.items()}
 TOP_KEYS = ("baseline", "fail-on", "ignore", "select", "severity", "thresholds")
 _CODE_PREFIX = re.compile(r"^[A-Za-z]+\d*$")
 
@@ -223,6 +225,8 @@ def _read_toml(p: Path) -> dict[str, Any]:
     an integer over Python's digit limit) is a ConfigError naming the file."""
     try:
         with p.open("rb") as f:
+            if stat.S_ISCHR(os.fstat(f.fileno()).st_mode):
+                raise ConfigError(f"cannot read configuration {p}: a character device, not a file")
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"cannot read configuration {p}: No such file or directory") from None

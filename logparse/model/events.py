@@ -24,9 +24,17 @@ from logparse.model.record import Record, record
 
 
 class Severity(StrEnum):
+    """A finding's severity. Members are declared most severe first: that order is THE severity
+    order (`SEVERITY_ORDER`), which sorting, root-cause choice and --fail-on all derive from."""
+
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+
+
+# 0 = most severe. The one owner of the order: the engine sorts by it, the gate's --fail-on
+# threshold ranks by it (as `len(Severity) - 1 - order`).
+SEVERITY_ORDER: dict[Severity, int] = {s: i for i, s in enumerate(Severity)}
 
 
 @record

@@ -3,6 +3,7 @@ readiness, a fatal end, SGLang's reaction to a failure, or a shutdown. One defin
 
 from __future__ import annotations
 
+from logparse.model.events import SEVERITY_ORDER as _SEVERITY_ORDER
 from logparse.model.events import (
     CaptureBatchSizes,
     CaptureBegin,
@@ -43,7 +44,7 @@ OUTCOMES = (
     "incomplete",
 )
 # Most severe first; unknown severities sort last.
-SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+SEVERITY_ORDER = _SEVERITY_ORDER  # owned by model.events (Severity's declaration order)
 
 
 def severity_rank(severity: Severity | str) -> int:
