@@ -211,10 +211,14 @@ def test_factor_names() -> None:
 
 
 def test_check_gates_on_the_baseline_run() -> None:
-    bad = CliRunner().invoke(main, ["check", str(EAGLE3), "--baseline-run", str(TUNED), "--vary", "speculative"])
-    assert bad.exit_code == 1 and "NCCL_PROTO" in bad.output
-    good = CliRunner().invoke(main, ["check", str(EAGLE3), "--baseline-run", str(REMEASURED), "--vary", "speculative"])
-    assert good.exit_code == 0
+    # --fail-on never: only the baseline-run verdict decides the exit code here
+    def check(base: Path) -> object:
+        return CliRunner().invoke(main, ["check", str(EAGLE3), "--fail-on", "never", "--baseline-run", str(base),
+                                         "--vary", "speculative"])
+
+    bad, good = check(TUNED), check(REMEASURED)
+    assert bad.exit_code == 1 and "NCCL_PROTO" in bad.output  # type: ignore[attr-defined]
+    assert good.exit_code == 0  # type: ignore[attr-defined]
 
 
 def test_report_baseline_shows_the_same_verdict() -> None:

@@ -89,7 +89,8 @@ def verdict_summary(baseline: ParsedLog, candidate: ParsedLog, vary: Sequence[st
         "factors": [f.name for f in cmp.factors],
         "blocking": [difference_text(d) for d in v.blocking],
         "expected": [difference_text(d) for d in v.differences if d.expected],
-        "unknown": [f"{u.key} = {value_text(u.value)}: {u.reason}" for u in v.unknown if u.kind != "release"],
+        "unknown": [u.reason if u.stated_in == "neither" else f"{u.key} = {value_text(u.value)}: {u.reason}"
+                    for u in v.unknown if u.kind != "release"],
         "notes": list(v.notes),
         "speculative": cmp.pairs[0].speculative,
     }

@@ -119,5 +119,5 @@ def resolve(names: Iterable[str]) -> list[Factor]:
             out.append(FACTORS[low])
             continue
         key = key_of(name)
-        out.append(Factor(key, lambda k, key=key: k == key, note=f"the setting {key}"))
+        out.append(Factor(key, _prefix(keys=(key,)), note=f"the setting {key}"))
     return out

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from logparse.compare.comparison import Comparison, Pair
+from logparse.compare.metrics import Metric
 from logparse.compare.verdict import Difference
 
 FORMATS = ("text", "json", "md")
@@ -40,7 +41,7 @@ def headline(cmp: Comparison) -> str:
     if not cmp.comparable:
         return f"NOT COMPARABLE: {blocking} difference(s) outside the declared factors"
     unknown = sum(len(p.verdict.unknown) for p in cmp.pairs)
-    return "comparable" + (f" ({unknown} setting(s) unknown: stated by one log only)" if unknown else "")
+    return "comparable" + (f" as far as the logs show ({unknown} setting(s) unknown)" if unknown else "")
 
 
 def _speedup_text(spec: dict[str, Any] | None) -> str | None:
@@ -63,30 +64,30 @@ def _rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     header += ["ratio"] if len(cmp.pairs) == 1 else []
     header += ["assessment"] if len(cmp.pairs) == 1 else []
     keys: list[tuple[str, Any]] = []
-    table: dict[tuple[str, Any], dict[int, Any]] = {}
+    table: dict[tuple[str, Any], dict[int, Metric]] = {}
     base: dict[tuple[str, Any], float] = {}
     for i, p in enumerate(cmp.pairs):
-        for m in p.metrics:
-            k = (m.name, m.concurrency)
+        for metric in p.metrics:
+            k = (metric.name, metric.concurrency)
             if k not in table:
                 keys.append(k)
                 table[k] = {}
-            table[k][i] = m
-            base[k] = m.baseline
+            table[k][i] = metric
+            base[k] = metric.baseline
     rows = []
     for k in keys:
         row = [k[0], "not set" if k[1] is None else str(k[1]), f"{base[k]:g}"]
         for i in range(len(cmp.pairs)):
-            m = table[k].get(i)
-            if m is None:
+            cell = table[k].get(i)
+            if cell is None:
                 row.append("—")
-            elif len(cmp.pairs) == 1:
-                row.append(f"{m.candidate:g}")
+            elif len(cmp.pairs) == 1 or cell.ratio is None:
+                row.append(f"{cell.candidate:g}")
             else:
-                row.append(f"{m.candidate:g} ({m.ratio:g}×)" if m.ratio is not None else f"{m.candidate:g}")
+                row.append(f"{cell.candidate:g} ({cell.ratio:g}×)")
         if len(cmp.pairs) == 1:
-            m = table[k][0]
-            row += [f"{m.ratio:g}×" if m.ratio is not None else "—", m.assessment]
+            only = table[k][0]
+            row += [f"{only.ratio:g}×" if only.ratio is not None else "—", only.assessment]
         rows.append(row)
     return header, rows
 
@@ -106,7 +107,8 @@ def _pair_lines(p: Pair, many: bool) -> list[str]:
     unknown = [u for u in p.verdict.unknown if u.kind != "release"]
     if unknown:
         lines.append("unknown (never taken as equal):")
-        lines += [f"  {u.key} = {value_text(u.value)}: {u.reason}" for u in unknown]
+        lines += [f"  {u.key}: {u.reason}" if u.stated_in == "neither" else
+                  f"  {u.key} = {value_text(u.value)}: {u.reason}" for u in unknown]
     release = [u for u in p.verdict.unknown if u.kind == "release"]
     if release:
         names = ", ".join(u.key for u in release[:MAX_LIST])

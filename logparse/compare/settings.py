@@ -36,7 +36,13 @@ class RunSettings:
 
     @cached_property
     def settings(self) -> LaunchSettings:
-        return launch_settings(self.launch)
+        out = launch_settings(self.launch)
+        if len(self.views.run.launches) == 1:
+            # not stated as an argument: the rank tags the log prints (TP0..TP7) tell the sizes
+            for key, value in (("tp_size", self.views.tp_size), ("dp_size", self.views.dp_size)):
+                if key not in out and value is not None:
+                    out.put(key, value, "ranks")
+        return out
 
     @cached_property
     def spec(self) -> SpecConfig:

@@ -4,6 +4,7 @@ differences all lie inside the declared factors or the keys explicitly allowed."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,8 @@ from logparse.compare.settings import RunSettings
 from logparse.run.settings import LaunchSettings
 
 UNSET = "(unset)"  # a variable the captured shell environment did not set
+# Settings without which no two runs can be called alike: unknown when neither log states them.
+ESSENTIAL = ("model_path", "tp_size")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Unknown:
     """A setting one log states and the other does not (or whose environment it did not capture)."""
 
     key: str
-    stated_in: str  # 'baseline' or 'candidate'
+    stated_in: str  # 'baseline', 'candidate' or 'neither'
     value: Any
     reason: str
     kind: str = "setting"  # 'env', 'bench', 'release' (a server argument one release does not print), 'setting'
@@ -82,8 +85,11 @@ class Verdict:
 
 
 def _plain(v: Any) -> Any:
+    """A value for JSON: lists for tuples, text for what JSON cannot hold (`--request-rate inf`)."""
     if isinstance(v, tuple):
         return [_plain(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
     return v if isinstance(v, (int, float, bool, str)) or v is None else str(v)
 
 
@@ -98,13 +104,13 @@ def _norm(v: Any) -> Any:
             return low == "true"
         try:
             f = float(t)
-            return int(f) if f.is_integer() else f
         except ValueError:
             return t
+        return t.lower() if not math.isfinite(f) else int(f) if f.is_integer() else f
     if isinstance(v, bool) or v is None:
         return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
+    if isinstance(v, float):
+        return str(v) if not math.isfinite(v) else int(v) if v.is_integer() else v
     if isinstance(v, tuple):
         return tuple(_norm(x) for x in v)
     return v
@@ -128,7 +134,7 @@ def decide(base: RunSettings, cand: RunSettings, factors: Sequence[Factor], allo
                 continue
             _differ(verdict, key, b.get(key), c.get(key), factors, allowed, base, cand)
             continue
-        side, present, other = ("baseline", b, cand) if in_b else ("candidate", c, base)
+        stated_in, present, other = ("baseline", b, cand) if in_b else ("candidate", c, base)
         value = present.get(key)
         if key.startswith("env:") and other.settings.env_captured:
             # the other side's shell environment is in its log and does not set it: a difference
@@ -137,7 +143,10 @@ def decide(base: RunSettings, cand: RunSettings, factors: Sequence[Factor], allo
             continue
         if value is None:
             continue
-        verdict.unknown.append(Unknown(key, side, value, _reason(key, other), _kind(key, present, other)))
+        verdict.unknown.append(Unknown(key, stated_in, value, _reason(key, other), _kind(key, present, other)))
+    for key in ESSENTIAL:
+        if key not in b and key not in c:
+            verdict.unknown.append(Unknown(key, "neither", None, f"neither log states {key}", "setting"))
     for side in (base, cand):
         if not side.settings.env_captured:
             who = "BASELINE" if side is base else "CANDIDATE"
