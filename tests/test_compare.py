@@ -231,3 +231,22 @@ def test_report_baseline_shows_the_same_verdict() -> None:
     cmp = compare_runs(load(str(REMEASURED), "baseline"), [load(str(EAGLE3), "candidate")], ["speculative"])
     assert fresh["comparable"] is cmp.comparable is True
     assert fresh["speculative"]["speedup"] == cmp.pairs[0].speculative["speedup"]  # type: ignore[index]
+
+
+def test_a_derived_setting_set_explicitly_is_the_users_change(tmp_path: Path) -> None:
+    pinned = derived(tmp_path, REMEASURED, "pinned.log", lambda t: t.replace(
+        "--mem-fraction-static 0.85", "--mem-fraction-static 0.85 --max-running-requests 64").replace(
+        "max_running_requests=None", "max_running_requests=64"))
+    code, doc = as_json(pinned, EAGLE3, "--vary", "speculative")
+    assert code == 1
+    (d,) = [d for d in doc["differences"] if not d["expected"]]
+    assert d["key"] == "max_running_requests" and d["baseline"] == 64 and d["candidate"] == 48
+
+
+def test_secrets_in_settings_are_masked(tmp_path: Path) -> None:
+    secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
+    leaky = derived(tmp_path, REMEASURED, "leaky.log",
+                    lambda t: f"root@a4f2c91e07bd:/sgl-workspace# export OPENAI_API_KEY={secret}\n" + t)
+    for fmt in ("text", "json", "md"):
+        r = run(REMEASURED, leaky, "--format", fmt)
+        assert r.exit_code == 1 and "OPENAI_API_KEY" in r.output and secret not in r.output
