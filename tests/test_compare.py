@@ -250,3 +250,29 @@ def test_secrets_in_settings_are_masked(tmp_path: Path) -> None:
     for fmt in ("text", "json", "md"):
         r = run(REMEASURED, leaky, "--format", fmt)
         assert r.exit_code == 1 and "OPENAI_API_KEY" in r.output and secret not in r.output
+
+
+def _without_bench(text: str) -> str:
+    """The log without its bench_serving command and result block (decode stats lines only)."""
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if "sglang.bench_serving" in line:
+            continue
+        if line.startswith("============ Serving Benchmark Result"):
+            inside = True
+        if not inside:
+            out.append(line)
+        if inside and line.startswith("=====") and "Result" not in line:
+            inside = False
+    return "".join(out)
+
+
+def test_speedup_from_decode_buckets_without_a_benchmark(tmp_path: Path) -> None:
+    base = derived(tmp_path, REMEASURED, "base.log", _without_bench)
+    spec = derived(tmp_path, EAGLE3, "spec.log", _without_bench)
+    code, doc = as_json(base, spec, "--vary", "speculative")
+    assert code == 0 and not [m for m in doc["metrics"] if m["source"] == "bench"]
+    (dec,) = [m for m in doc["metrics"] if m["name"] == "decode_throughput"]
+    assert doc["speculative"]["method"].startswith("decode throughput")
+    assert doc["speculative"]["speedup"] == dec["ratio"]
+    assert any("no benchmark in BASELINE" in n for n in doc["notes"])
