@@ -1,0 +1,509 @@
+"""The fast path: flat grammar alternatives compiled into regexes, dispatched like lark's lexer.
+
+Every *flat* alternative (terminals only) of the `prefix` and `message` rules becomes one regex made
+of lark's own terminal patterns, each in an atomic group (lark's lexer never backtracks into a
+token). A line is dispatched the way lark's contextual lexer would: the first terminal is found by
+trying the acceptable terminals in lark's own order, then only the alternatives that start with that
+terminal are tried, and the captured tokens go to the same Transformer callbacks. Frequent
+(prefix, alternative) combinations become one-regex shapes; stats lines get fused shapes.
+`tests/test_fast_path.py` proves the fast path and LALR give identical events."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from logparse.grammar.cache import FASTPATH_FORMAT
+from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+
+class FastToken(str):
+    """A token of the fast path: its text, and `.type` (the terminal name) like lark's Token.
+    lark itself is imported only when a line needs the LALR parser (start-up matters: a short
+    log should not pay for loading the whole grammar)."""
+
+    __slots__ = ("type",)
+    type: str
+
+    def __new__(cls, type_: str, value: str) -> FastToken:  # noqa: PYI034 — FastToken is final
+        tok = str.__new__(cls, value)
+        tok.type = type_
+        return tok
+
+
+_token = FastToken
+
+# A parsed line: (envelope, event class, field values); see logparse.grammar.transform.
+ParsedLine = tuple[Any, type, dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _Alternative:
+    """One flat rule alternative compiled to a regex."""
+
+    regex: re.Pattern[str]
+    kept: tuple[tuple[str, str], ...]  # (regex group name, terminal name) of the tokens passed on
+    callback: Callable[[list[Any]], Any]
+    name: str
+    plain: bool = False  # the callback reads token texts only: pass str, not FastToken
+    src: str = ""
+
+
+# Compiled terminal patterns, shared by all dispatchers (a terminal is compiled at most once).
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+# After this many lines starting with the same character, that character's candidates are
+# compiled into one alternation: long logs get one C-level match per line, short logs compile
+# only the terminals they meet.
+_PROMOTE_AFTER = 64
+
+
+class _Dispatcher:
+    """Finds the first terminal at a position the way lark's lexer does: among the acceptable
+    terminals, the first in lark's order that matches (exactly what lark's own alternation of
+    named groups returns). Candidates are split by first character and ruled out by their literal
+    prefix; regexes are compiled lazily, so a short log compiles only the terminals it meets."""
+
+    def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None],
+                 lits: dict[str, str]) -> None:
+        self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
+        self._firsts = {name: firsts.get(name) for name, _ in ordered}
+        self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
+        self._lits = {name: lits.get(name, "") for name, _ in ordered}
+        self._cands: dict[str, list[tuple[str, str, str]]] = {}
+        self._hits: dict[str, int] = {}
+        self._alt: dict[str, re.Pattern[str] | None] = {}
+
+    def _candidates(self, char: str) -> list[tuple[str, str, str]]:
+        if not char or char >= "\x80":
+            # First-character sets describe ASCII only: anything else meets every terminal.
+            chosen = self._ordered
+        elif char in self._chars:
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
+        else:
+            chosen = [t for t in self._ordered if self._firsts[t[0]] is None]
+        cands = [(name, regexp, self._lits[name]) for name, regexp in chosen]
+        self._cands[char] = cands
+        return cands
+
+    def earlier(self, char: str, name: str) -> list[str]:
+        """Regexps of the candidates for `char` that lark tries before terminal `name`."""
+        cands = self._cands.get(char) or self._candidates(char)
+        out: list[str] = []
+        for n, regexp, _ in cands:
+            if n == name:
+                return out
+            out.append(regexp)
+        return out
+
+    def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
+        """(terminal name, matched text, end) of the token lark would lex at `pos`, or None."""
+        char = text[pos : pos + 1]
+        alt = self._alt.get(char)
+        if alt is not None:
+            m = alt.match(text, pos)
+            return None if m is None else (m.lastgroup, m.group(), m.end())  # type: ignore[return-value]
+        cands = self._cands.get(char)
+        if cands is None:
+            cands = self._candidates(char)
+        hits = self._hits[char] = self._hits.get(char, 0) + 1
+        if hits > _PROMOTE_AFTER and cands:
+            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            return self.match(text, pos)
+        for name, regexp, lit in cands:
+            if lit and not text.startswith(lit, pos):
+                continue
+            pattern = _PATTERNS.get(regexp)
+            if pattern is None:
+                pattern = _PATTERNS[regexp] = re.compile(regexp)
+            m = pattern.match(text, pos)
+            if m is not None:
+                return name, m.group(), m.end()
+        return None
+
+
+def _s(value: Any) -> str:
+    """A str from cached JSON, or TypeError (a damaged or foreign cache is rejected whole)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    return [(_s(a), _s(b)) for a, b in value]
+
+
+@dataclass
+class FastPathData:
+    """What the fast path needs from the grammar, as plain (picklable) data: extracted from lark
+    once and cached per grammar, so that a run whose lines all take the fast path never imports
+    lark at all."""
+
+    prefix: dict[str, str]  # prefix terminal → callback name
+    start: list[tuple[str, str]]  # terminals acceptable at the start of a line, lark's order
+    after_prefix: list[tuple[str, str]]  # terminals acceptable after a prefix, lark's order
+    firsts: dict[str, frozenset[str] | None]
+    literal_prefixes: dict[str, str]
+    # first terminal → flat alternatives: (regex source, kept (group, terminal), callback name)
+    alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
+    # every terminal's regexp (the fused stats shapes need the body terminal's)
+    terminal_patterns: dict[str, str] | None = None
+
+    def to_json(self) -> str:
+        """The data as JSON (sets as sorted lists): a cache format that cannot run code."""
+        import json
+
+        firsts = {k: (sorted(v) if v is not None else None) for k, v in self.firsts.items()}
+        alternatives = {k: [[src, [list(p) for p in kept], cb] for src, kept, cb in alts]
+                        for k, alts in self.alternatives.items()}
+        return json.dumps({"format": FASTPATH_FORMAT, "prefix": self.prefix, "start": self.start,
+                           "after_prefix": self.after_prefix, "firsts": firsts,
+                           "literal_prefixes": self.literal_prefixes, "alternatives": alternatives,
+                           "terminal_patterns": self.terminal_patterns})
+
+    @classmethod
+    def from_json(cls, text: str) -> FastPathData | None:
+        """The data from `to_json`, or None for anything else (another format, damage, tampering)."""
+        import json
+
+        try:
+            doc = json.loads(text)
+            if not isinstance(doc, dict) or doc.get("format") != FASTPATH_FORMAT:
+                return None
+            tp = doc["terminal_patterns"]
+            return cls(
+                prefix={_s(k): _s(v) for k, v in doc["prefix"].items()},
+                start=_pairs(doc["start"]),
+                after_prefix=_pairs(doc["after_prefix"]),
+                firsts={_s(k): (frozenset(_s(c) for c in v) if v is not None else None)
+                        for k, v in doc["firsts"].items()},
+                literal_prefixes={_s(k): _s(v) for k, v in doc["literal_prefixes"].items()},
+                alternatives={_s(k): [(_s(src), tuple(_pairs(kept)), _s(cb)) for src, kept, cb in alts]
+                              for k, alts in doc["alternatives"].items()},
+                terminal_patterns={_s(k): _s(v) for k, v in tp.items()} if tp is not None else None,
+            )
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None
+
+    @classmethod
+    def from_lark(cls, lark: Lark) -> FastPathData:
+        terminals = {t.name: t for t in lark.terminals}
+        rules_by_origin: dict[str, list[Any]] = defaultdict(list)
+        for rule in lark.rules:
+            rules_by_origin[rule.origin.name].append(rule)
+        first = _first_sets(rules_by_origin)
+        prefix = {}
+        for rule in rules_by_origin["prefix"]:
+            (sym,) = rule.expansion
+            prefix[str(sym.name)] = str(rule.alias or rule.origin.name)
+        msg_first = first["message"]
+
+        def ordered(names: set[str]) -> list[tuple[str, str]]:
+            return [(str(t.name), str(t.pattern.to_regexp())) for t in sorted((terminals[n] for n in names), key=_lexer_order)]
+
+        alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]] = defaultdict(list)
+        for rule in _flat_rules(rules_by_origin, "message"):
+            alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
+        lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
+        patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
+        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
+                   dict(alternatives), patterns)
+
+
+def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    """One flat rule as a regex: lark's terminal patterns in atomic groups (lark's lexer never
+    backtracks into a token); the kept tokens are named groups."""
+    if rule.options.empty_indices:
+        raise ValueError(f"rule {rule} uses [x] placeholders; write x? instead")
+    parts: list[str] = []
+    kept: list[tuple[str, str]] = []
+    keep_all = rule.options.keep_all_tokens
+    for i, sym in enumerate(rule.expansion):
+        pattern = terminals[sym.name].pattern.to_regexp()
+        if keep_all or not sym.filter_out:
+            group = f"k{i}"
+            parts.append(f"(?>(?P<{group}>{pattern}))")
+            kept.append((group, str(sym.name)))
+        else:
+            parts.append(f"(?>{pattern})")
+    # Plain str everywhere: lark's names can be lark Tokens, which would make the cached data
+    # import lark when unpickled.
+    return "".join(parts), tuple(kept), str(rule.alias or rule.origin.name)
+
+
+# A (prefix, alternative) combination seen this many times gets its own one-regex shape.
+_SHAPE_AFTER = 16
+_MAX_SHAPES = 6
+
+
+@dataclass(slots=True)
+class _Shape:
+    regex: re.Pattern[str]
+    prefix: str | None
+    alt: _Alternative
+    hits: int = 0
+    parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
+    counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
+
+
+@dataclass(slots=True)
+class _StatsShape:
+    """A shape of a stats line fused with the stats body's key signature: one regex proves the
+    grammar's tokens (the body token as a lookahead) and captures every field value, and the
+    signature's generated builder turns them into fields — the body is scanned once."""
+
+    regex: re.Pattern[str]
+    prefix: str | None
+    offset: int  # index in m.groups() of the first signature value
+    build: Callable[[tuple[str, ...]], dict[str, Any]]
+    fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
+    hits: int = 0
+
+
+class FastPath:
+    """Regexes for the flat alternatives of `prefix` and `message`, dispatched like lark's lexer."""
+
+    def __init__(self, data: FastPathData, transformer: Any) -> None:
+        self.data = data
+        self._transformer = transformer
+        self._line = transformer.line
+        unparsed = transformer.unparsed_line
+        # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
+        self._unparsed = lambda env, rest: unparsed(
+            [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
+        self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
+        self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
+        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
+        self._alts: dict[str, list[_Alternative]] = {}
+        # Callbacks that read only the token texts get plain strings (no token object per token).
+        self._plain: frozenset[str] = frozenset(getattr(transformer, "PLAIN_TOKEN_CALLBACKS", ()))
+        self.alternatives = sum(len(v) for v in data.alternatives.values())
+        self._env_cache: dict[str, Any] = {}
+        self._prefix_regexp = {name: regexp for name, regexp in data.start if name in data.prefix}
+        self._shapes: list[_Shape] = []
+        self._stats_shapes: list[_StatsShape] = []
+        self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
+        self._seen: dict[tuple[str, str | None, str, int], int] = {}
+        self._parsed = 0
+
+    def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
+        """Count a (line start, prefix, message start, alternative) combination; a frequent one
+        becomes a shape: ONE regex that proves, exactly as lark's lexer would decide, that the
+        prefix and then the alternative's first terminal are the tokens lark picks (no earlier
+        candidate matches: negative lookaheads), and matches the whole alternative."""
+        key = (char0, prefix, char_msg, id(alt))
+        n = self._seen[key] = self._seen.get(key, 0) + 1
+        if n % _SHAPE_AFTER:
+            return
+        if len(self._shapes) >= _MAX_SHAPES:
+            # Full: a combination that keeps coming back replaces the least used shape (startup
+            # lines repeated on every rank must not keep the serving lines out for good).
+            weakest = min(self._shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._shapes.remove(weakest)
+        parts = [f"(?={re.escape(char0)})"]
+        if prefix is not None:
+            earlier = self._start.earlier(char0, prefix)
+            if earlier:
+                parts.append(f"(?!{'|'.join(earlier)})")
+            parts.append(f"(?P<pfx>{self._prefix_regexp[prefix]})(?={re.escape(char_msg)})")
+            earlier = self._after_prefix.earlier(char_msg, first)
+        else:
+            earlier = self._start.earlier(char0, first)
+        if earlier:
+            parts.append(f"(?!{'|'.join(earlier)})")
+        head = "".join(parts)
+        parts.append(alt.src)
+        # A new shape starts with the count that earned it, or the next hot combination would
+        # evict it at once as "least used".
+        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head))
+
+    def compile_all(self) -> None:
+        """Compile every alternative now (tests use it to check that all of them compile)."""
+        for name in self.data.alternatives:
+            self._alternatives(name)
+
+    def _alternatives(self, name: str) -> list[_Alternative]:
+        alts = self._alts.get(name)
+        if alts is None:
+            alts = self._alts[name] = [
+                _Alternative(re.compile(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
+                for src, kept, cb in self.data.alternatives.get(name, ())
+            ]
+        return alts
+
+    def parse(self, text: str) -> Any:
+        """The transformed `line`, or None when the fast path cannot decide (use LALR then)."""
+        self._parsed += 1
+        if not self._parsed & 2047:
+            self._decay()
+        for fused in self._stats_shapes:
+            m = fused.regex.fullmatch(text)
+            if m is not None:
+                return self._from_stats_shape(fused, m)
+        for shape in self._shapes:
+            m = shape.regex.fullmatch(text)
+            if m is not None:
+                return self._from_shape(shape, m)
+        return self._parse(text)
+
+    def _decay(self) -> None:
+        """Every 2048 lines: halve all usage counts, so that shapes reflect what the log prints
+        now (a startup line repeated on every rank must not hold a slot while serving lines
+        wait), and try the most used shapes first."""
+        for s in self._shapes:
+            s.hits >>= 1
+            if s.counts:
+                s.counts = {k: v >> 1 for k, v in s.counts.items() if v > 1}
+        for f in self._stats_shapes:
+            f.hits >>= 1
+        self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
+        self._shapes.sort(key=lambda s: -s.hits)
+        self._stats_shapes.sort(key=lambda s: -s.hits)
+
+    def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
+        shape.hits += 1
+        env = None
+        if shape.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[shape.prefix]([_token(shape.prefix, value)])
+        alt = shape.alt
+        if alt.plain:
+            tokens = [m.group(g) for g, _ in alt.kept]
+            partial = alt.callback(tokens)
+            if alt.name in self._stats_callbacks:
+                self._learn_stats(shape, tokens)
+        else:
+            partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _learn_stats(self, shape: _Shape, tokens: list[str]) -> None:
+        """Count the stats signature of this line on its shape; a frequent one gets a fused shape."""
+        from logparse.grammar.transform.runtime import stats_signature
+
+        known, fields = self._stats_callbacks[shape.alt.name]
+        head_src, body_src = self._head_and_body(shape.alt)
+        if head_src is None:
+            return
+        sig = stats_signature(tokens[-1], known)
+        if sig is None:
+            return
+        counts = shape.counts = shape.counts or {}
+        n = counts[id(sig)] = counts.get(id(sig), 0) + 1
+        if n % _SHAPE_AFTER:
+            return
+        if len(self._stats_shapes) >= _MAX_SHAPES:
+            weakest = min(self._stats_shapes, key=lambda s: s.hits)
+            if weakest.hits >= n:
+                return
+            self._stats_shapes.remove(weakest)
+        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
+        regex = re.compile(source)
+        self._stats_shapes.append(
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
+
+    def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
+        """The head and body terminal patterns of a two-token stats alternative."""
+        if len(alt.kept) != 2:
+            return None, ""
+        regexps = dict(self.data.start) | dict(self.data.after_prefix)
+        head = regexps.get(alt.kept[0][1])
+        body = self.data.terminal_patterns.get(alt.kept[1][1]) if self.data.terminal_patterns else None
+        return (head, body) if head is not None and body is not None else (None, "")
+
+    def _from_stats_shape(self, fused: _StatsShape, m: re.Match[str]) -> Any:
+        fused.hits += 1
+        env = None
+        if fused.prefix is not None:
+            value = m.group("pfx")
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[fused.prefix]([_token(fused.prefix, value)])
+        partial = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
+        return self._line([env, partial] if env is not None else [partial])
+
+    def _parse(self, text: str) -> Any:
+        hit = self._start.match(text, 0)
+        if hit is None:
+            # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
+            # `unparsed_line` takes the whole line as TEXT. Decide it here; LALR would do the same.
+            return self._unparsed(None, text)
+        name, value, pos = hit
+        env = None
+        prefix = None
+        if name in self._prefix:
+            prefix = name
+            # Envelope callbacks are pure functions of the prefix text, which repeats a lot (same
+            # second, same rank): cache them. A cleared cache costs only speed.
+            env = self._env_cache.get(value)
+            if env is None:
+                if len(self._env_cache) > 50_000:
+                    self._env_cache.clear()
+                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
+            hit = self._after_prefix.match(text, pos)
+            if hit is None:
+                # No message can start here: the lexer of `line` fails right after the prefix.
+                return self._unparsed(env, text[pos:])
+            name = hit[0]
+        else:
+            pos = 0
+        alts = self._alts.get(name)
+        if alts is None:
+            alts = self._alternatives(name)
+        for alt in alts:
+            mm = alt.regex.fullmatch(text, pos)
+            if mm is not None:
+                if alt.plain:
+                    partial = alt.callback([mm.group(g) for g, _ in alt.kept])
+                else:
+                    partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
+                self._learn(text[:1], prefix, text[pos : pos + 1], name, alt)
+                return self._line([env, partial] if env is not None else [partial])
+        return None
+
+
+def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
+    """First characters of every terminal (regex analysis; cached on disk with the grammar)."""
+    return {str(t.name): _first_chars(t.pattern.to_regexp()) for t in lark.terminals}
+
+
+def _first_sets(rules_by_origin: dict[str, list[Any]]) -> dict[str, set[str]]:
+    """FIRST sets of the nonterminals (the grammar has no empty message rules)."""
+    first: dict[str, set[str]] = defaultdict(set)
+    changed = True
+    while changed:
+        changed = False
+        for origin, rules in rules_by_origin.items():
+            for rule in rules:
+                if not rule.expansion:
+                    continue
+                sym = rule.expansion[0]
+                add = {sym.name} if sym.is_term else first[sym.name]
+                if not add <= first[origin]:
+                    first[origin] |= add
+                    changed = True
+    return first
+
+
+def _flat_rules(rules_by_origin: dict[str, list[Any]], origin: str) -> list[Any]:
+    """Flat rules reachable from `origin` through inlined (`?rule`) single-symbol alternatives."""
+    out: list[Any] = []
+    for rule in rules_by_origin[origin]:
+        exp = rule.expansion
+        if all(s.is_term for s in exp) and exp:
+            out.append(rule)
+        elif len(exp) == 1 and (rule.options.expand1 or exp[0].name.startswith("_")):
+            out.extend(_flat_rules(rules_by_origin, exp[0].name))
+    return out
