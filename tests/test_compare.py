@@ -276,3 +276,27 @@ def test_speedup_from_decode_buckets_without_a_benchmark(tmp_path: Path) -> None
     assert doc["speculative"]["method"].startswith("decode throughput")
     assert doc["speculative"]["speedup"] == dec["ratio"]
     assert any("no benchmark in BASELINE" in n for n in doc["notes"])
+
+
+def _block(text: str) -> str:
+    start = text.index("============ Serving Benchmark Result")
+    end = text.index("==================================================\n", start) + 51
+    return text[start:end]
+
+
+def test_repeated_benchmarks_give_the_noise(tmp_path: Path) -> None:
+    def repeat(value: str):  # type: ignore[no-untyped-def]
+        def edit(text: str) -> str:
+            block = _block(text)
+            again = block.replace("Output token throughput (tok/s):         62.90",
+                                  f"Output token throughput (tok/s):         {value}")
+            return text.replace(block, block + again)
+        return edit
+
+    base = derived(tmp_path, REMEASURED, "base.log", repeat("64.90"))  # 62.9 and 64.9: ±1.6 %
+    cand = derived(tmp_path, REMEASURED, "cand.log", repeat("63.90"))  # 62.9 and 63.9
+    _, doc = as_json(base, cand)
+    (tput,) = [m for m in doc["metrics"] if m["name"] == "output_throughput"]
+    assert tput["baseline"] == 63.9 and tput["candidate"] == 63.4  # medians of the repeats
+    assert tput["noise"] == round((64.9 - 62.9) / 2 / 63.9, 4)
+    assert tput["assessment"].startswith("no measurable difference")
