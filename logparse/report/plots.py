@@ -223,7 +223,12 @@ MAX_MEMORY_RANKS = 16
 
 def _memory_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     mem = data.get("memory") or {}
-    return [r for r in mem.get("ranks") or [] if r.get("free_at_start_gb") is not None][:MAX_MEMORY_RANKS]
+    from logparse.report.memory import SEGMENTS
+
+    def drawn(r: dict[str, Any]) -> bool:  # a bar needs at least one segment
+        return any(isinstance(r.get(k), (int, float)) and r[k] > 0 for k, _ in SEGMENTS)
+
+    return [r for r in mem.get("ranks") or [] if drawn(r)][:MAX_MEMORY_RANKS]
 
 
 def _has_memory(data: dict[str, Any], series: dict[str, Any]) -> bool:
@@ -262,7 +267,7 @@ def _draw_memory(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> N
     labels = dict(SEGMENTS)
     handles = [Patch(facecolor=MEMORY_COLORS[k], edgecolor="#555555", label=labels[k]) for k in used]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
-              ncol=min(4, len(handles)), frameon=False)
+              ncol=max(1, min(4, len(handles))), frameon=False)
 
 
 # --------------------------------------------------------------------------- serving
