@@ -207,7 +207,7 @@ def test_text_crash_output_prints_root_cause_evidence_and_fix(tmp_path: Path) ->
         code, out, err, _ = _finish(follow)
     finally:
         _stop(writer)
-    assert code == 1, err
+    assert code == 1, (out, err)
     assert "\x1b" not in out  # not a terminal: no control codes
     root = out[out.index("root cause:") :]
     assert "host-oom (MEM003)" in root and "    107 | Killed" in root and "fix: " in root
@@ -508,6 +508,16 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad[0] == 2 and "not an http(s) URL" in bad[2]
     directory = _finish(_follow(str(tmp_path)), timeout=BOUND_S)
     assert directory[0] == 2 and "directory" in directory[2]
+    import gzip
+
+    packed = tmp_path / "run.log.gz"
+    packed.write_bytes(gzip.compress(HYBRID.read_bytes()[:4096]))
+    gz = _finish(_follow(str(packed)), timeout=BOUND_S)
+    assert gz[0] == 2 and "gzip" in gz[2] and gz[1] == ""
+    binary = tmp_path / "core.log"
+    binary.write_bytes(bytes(range(32)) * 64)
+    refused = _finish(_follow(str(binary)), timeout=BOUND_S)
+    assert refused[0] == 2 and "binary" in refused[2]
 
 
 def test_until_exit_on_a_file_ends_0_when_the_server_shuts_down(tmp_path: Path) -> None:

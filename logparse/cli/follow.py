@@ -22,6 +22,32 @@ def _health_url(ctx: click.Context, param: click.Parameter, value: str | None) -
     return value
 
 
+def _check_input(path: str) -> None:
+    """Exit 2 now for what cannot be followed: a directory, an unreadable or binary file, gzip (a
+    compressed file does not grow line by line). A file that does not exist yet is waited for; an
+    empty one is fine (just created)."""
+    from logparse.cli.main import fail
+    from logparse.io.gunzip import GZIP_MAGIC
+    from logparse.io.reader import InputError, check_readable
+
+    if path == "-" or not os.path.exists(path):
+        return
+    if os.path.isdir(path):
+        fail(f"cannot follow {path}: it is a directory")
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        try:
+            check_readable(path)
+            with open(path, "rb") as f:
+                if f.read(2) == GZIP_MAGIC:
+                    fail(
+                        f"cannot follow {path}: a gzip file does not grow line by line (use logdiag analyze)"
+                    )
+        except InputError as err:
+            fail(str(err))
+        except OSError as err:
+            fail(f"cannot read {path}: {err.strerror or err}")
+
+
 @click.command("follow")
 @click.argument("path")
 @click.option(
@@ -74,10 +100,7 @@ def follow(
     from logparse.follow.render import JsonRenderer, PlainRenderer, TtyRenderer
     from logparse.follow.session import Options, Session
 
-    if path != "-" and os.path.isdir(path):
-        from logparse.cli.main import fail
-
-        fail(f"cannot follow {path}: it is a directory")
+    _check_input(path)
     out = sys.stdout
     renderer: JsonRenderer
     if fmt == "json":

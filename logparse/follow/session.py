@@ -18,8 +18,6 @@ without becoming ready, 4 timed out. 2 (bad input) and 3 (a bug) are the CLI's.
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +42,7 @@ class Options:
     timeout: float | None = None
     health: str | None = None
     poll: float = 0.25
-    quiet_s: float = 0.5  # silence after a suspect line before the engine decides
+    quiet_s: float = 0.6  # silence after a suspect line before the engine decides
 
 
 class _Stop(Exception):
@@ -72,6 +70,9 @@ class Session:
         self.redrawn_at = 0.0
         self.serving_at = 0.0
         self.waiting_said = False
+        # A crash verdict waits one more quiet period: a writer that paused mid-traceback (a busy
+        # machine) must not leave the verdict to a partial traceback.
+        self.crash: tuple[float, int, dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ the loop
 
@@ -125,7 +126,15 @@ class Session:
             and now - live.last_line_at >= quiet
         ):
             live.suspect_at = now  # a shutdown: let the engine say how it ended
-        if live.wants_analysis(now, self.analysis_at, self.analysis_cost, quiet):
+        if self.crash is not None and now - self.crash[0] >= quiet:
+            _, lines, entry = self.crash
+            self.crash = None
+            if live.lines == lines:
+                self._exit(EXIT_CRASHED, "crashed", entry)
+            live.suspect_at = live.suspect_at or now  # more lines came: decide again when quiet
+        elif self.crash is None and live.wants_analysis(
+            now, self.analysis_at, self.analysis_cost, quiet
+        ):
             self._analyse(now)
         for change in live.stalls(now):
             self.out.emit(
@@ -214,6 +223,9 @@ class Session:
         self.health_at = now
         url = self.opts.health
         assert url is not None
+        import urllib.error  # only with --health (urllib.request costs ~60 ms to import)
+        import urllib.request
+
         try:
             with urllib.request.urlopen(
                 url, timeout=HEALTH_TIMEOUT_S
@@ -261,7 +273,8 @@ class Session:
                     }
                 )
         if outcome in CRASHED:
-            self._exit(EXIT_CRASHED, "crashed", entry)
+            self.crash = (time.monotonic(), live.lines, entry)
+            return
         if live.shutdown_line is not None:
             if self.announced_ready and self.opts.until == "exit":
                 self._exit(EXIT_READY, "stopped", entry)

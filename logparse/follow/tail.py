@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Generator
 from typing import IO
 
+from logparse.io.readreport import InputError, os_message
+
 BLOCK = 256 * 1024
 
 
@@ -94,6 +96,8 @@ class Tail:
             except FileNotFoundError:
                 self.tick()
                 time.sleep(self.poll)
+            except OSError as err:  # permission denied, a name too long, …: one clear line, exit 2
+                raise InputError(os_message(self.path, err)) from None
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             os.close(fd)
