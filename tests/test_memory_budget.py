@@ -206,10 +206,10 @@ def test_cuda_graph_not_used_states_the_graph_cost() -> None:
 # --------------------------------------------------------------------------- OOM remedies
 
 
-def _capture_oom_log(tmp_path: Path, hint: bool) -> Path:
+def _capture_oom_log(tmp_path: Path, hint: bool, flag: str = "--cuda-graph-max-bs") -> Path:
     solutions = (
         "Possible solutions:\n1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-        + ("2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n" if hint else "")
+        + (f"2. set {flag} to a smaller value (e.g., 16)\n" if hint else "")
         + "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)\n"
     )
     sizes = ", ".join(str(s) for s in [1, 2, 4, 8, *range(16, 257, 8), *range(272, 513, 16)])
@@ -233,12 +233,14 @@ def _capture_oom_log(tmp_path: Path, hint: bool) -> Path:
     return p
 
 
-def test_capture_oom_follows_sglangs_hint(tmp_path: Path) -> None:
-    # SGLang's message says `--cuda-graph-max-bs … (e.g., 16)`: the remedy is 16, not 512 / 2 = 256.
-    f = _finding(analyze(str(_capture_oom_log(tmp_path, hint=True))), "cuda-oom")
+@pytest.mark.parametrize("flag", ["--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"])
+def test_capture_oom_follows_sglangs_hint(tmp_path: Path, flag: str) -> None:
+    # SGLang's message says `--cuda-graph-max-bs … (e.g., 16)` (0.5.23: `--cuda-graph-max-bs-decode`): the
+    # remedy is that flag at 16, not 512 / 2 = 256.
+    f = _finding(analyze(str(_capture_oom_log(tmp_path, hint=True, flag=flag))), "cuda-oom")
     d = f.data  # type: ignore[attr-defined]
     assert d["sglang_hint_cuda_graph_max_bs"] == 16 and d["suggested_cuda_graph_max_bs"] == 16
-    assert "`--cuda-graph-max-bs 16`" in f.remedy and "256" not in f.remedy  # type: ignore[attr-defined]
+    assert f"`{flag} 16`" in f.remedy and "256" not in f.remedy  # type: ignore[attr-defined]
 
 
 def test_capture_oom_without_a_hint_sizes_from_the_budget(tmp_path: Path) -> None:

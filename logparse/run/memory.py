@@ -317,9 +317,10 @@ def _captured(launch: Launch) -> tuple[int, ...]:
         if e.graph_kind in DECODE_GRAPHS:
             sizes.update(e.sizes)
     if not sizes:
-        stated = launch.arg("cuda_graph_max_bs")
-        if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
-            return (stated,)
+        for name in ("cuda_graph_max_bs", "cuda_graph_max_bs_decode"):  # 0.5.23 names the decode one
+            stated = launch.arg(name)
+            if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
+                return (stated,)
     return tuple(sorted(sizes))
 
 

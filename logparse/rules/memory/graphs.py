@@ -29,6 +29,16 @@ def first_at_or_above(sizes: tuple[int, ...], n: int) -> int | None:
     return next((s for s in sorted(sizes) if s >= n), None)
 
 
+def bs_flag(launch: Any) -> str:
+    """The flag that bounds the decode graphs' batch sizes in this launch's release (0.5.23 splits
+    `--cuda-graph-max-bs` into prefill/decode ones)."""
+    return (
+        "--cuda-graph-max-bs-decode"
+        if "cuda_graph_max_bs_decode" in launch.server_args
+        else "--cuda-graph-max-bs"
+    )
+
+
 def decode_graph_gb(r: RankBudget) -> float | None:
     """GB of the graphs whose batch sizes `--cuda-graph-max-bs` bounds (target and draft decode)."""
     return r.graph_gb(*DECODE_GRAPHS)
@@ -178,7 +188,7 @@ def _oversized(
             f"(from {trade['current_mem_fraction_static']}) so the KV pool gets it"
         )
     remedy = (
-        f"`--cuda-graph-max-bs {new_bs}`{frac}; batches above {new_bs} then run without CUDA graphs (slower "
+        f"`{bs_flag(ctx.launch_at(first))} {new_bs}`{frac}; batches above {new_bs} then run without CUDA graphs (slower "
         "decode), so keep it at or above the production peak, not only this log's"
     )
     evidence = [e for e in ctx.log.of(CaptureBatchSizes) if first <= e.line <= last][:1]
@@ -221,8 +231,9 @@ def capture_remedy(
     captured = f" (captured up to {top})" if top else ""
     if isinstance(hint.get("bs"), int):
         new = hint["bs"]
+        flag = hint.get("flag") or "--cuda-graph-max-bs"  # 0.5.23 names --cuda-graph-max-bs-decode
         data.update(sglang_hint_cuda_graph_max_bs=new, suggested_cuda_graph_max_bs=new)
-        return f"`--cuda-graph-max-bs {new}` as SGLang's message suggests{captured}, and/or {frac_text}"
+        return f"`{flag} {new}` as SGLang's message suggests{captured}, and/or {frac_text}"
     if isinstance(hint.get("tokens"), int):
         new = hint["tokens"]
         data.update(
