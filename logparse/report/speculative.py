@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from logparse.compare.factors import NEVER_DIFFERENT
 from logparse.model.events import KnownMessage
 from logparse.report.fmt import val
 from logparse.report.serving import DECODE, PREFILL, arr, by_concurrency, columns, stat
@@ -31,41 +32,9 @@ if TYPE_CHECKING:
 HIST_BIN = 0.1
 MIN_LINES_PER_BUCKET = 2
 
-# Settings that never change performance, or always differ between two launches.
-IGNORED_SETTINGS = frozenset(
-    {
-        "random_seed",
-        "port",
-        "host",
-        "nccl_port",
-        "dist_init_addr",
-        "log_level",
-        "log_level_http",
-        "log_requests",
-        "log_requests_level",
-        "decode_log_interval",
-        "show_time_cost",
-        "enable_metrics",
-        "enable_metrics_for_all_schedulers",
-        "bucket_time_to_first_token",
-        "bucket_inter_token_latency",
-        "bucket_e2e_request_latency",
-        "crash_dump_folder",
-        "file_storage_path",
-        "served_model_name",
-        "weight_version",
-        "api_key",
-        "admin_api_key",
-        "download_dir",
-        "enable_request_time_stats_logging",
-        "enable_cache_report",
-        "tokenizer_path",
-        "model",
-        "ranks_seen",
-        "gpus_seen",
-        "model_class",
-    }
-)
+# Settings that never change performance, or always differ between two launches (the compare
+# layer owns the list), and the report's own summary keys that are no setting.
+IGNORED_SETTINGS = NEVER_DIFFERENT | {"model", "ranks_seen", "gpus_seen", "model_class"}
 # Settings that SGLang changes by itself when speculative decoding is on (when not set explicitly).
 SPEC_DERIVED = {
     "max_running_requests": "SGLang caps it for speculative decoding unless it is set explicitly",
