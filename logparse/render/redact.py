@@ -148,7 +148,8 @@ _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.
 _NOT_SECRET = frozenset({"", "''", '""', "none", "null", "true", "false", "nil", "undefined", MASK.lower()})
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 # A line that is only base64 (a PEM body line on its own: an unparsed line, a template). Mixed
-# case is required, so that words and hex digests are left alone.
+# case and a digit are required (a 64-character PEM line without a digit is a 1-in-50,000
+# chance), so that words, paths and hex digests are left alone.
 _PEM_BODY = re.compile(r"[ \t]*[A-Za-z0-9+/]{40,}={0,2}[ \t]*")
 
 
@@ -156,6 +157,7 @@ def _pem_body(text: str) -> bool:
     return (
         len(text) >= 40
         and _PEM_BODY.fullmatch(text) is not None
+        and any(c.isdigit() for c in text)
         and any(c.isupper() for c in text)
         and any(c.islower() for c in text)
     )
