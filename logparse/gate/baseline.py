@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,6 +147,8 @@ def load_baseline(path: str) -> Baseline:
     logdiag output."""
     try:
         with open(path, "rb") as f:
+            if stat.S_ISCHR(os.fstat(f.fileno()).st_mode):
+                raise BaselineError(f"cannot read baseline {path}: a character device, not a file")
             raw = f.read(MAX_BASELINE_BYTES + 1)
     except FileNotFoundError:
         raise BaselineError(f"cannot read baseline {path}: No such file or directory") from None
