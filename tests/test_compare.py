@@ -300,3 +300,20 @@ def test_repeated_benchmarks_give_the_noise(tmp_path: Path) -> None:
     assert tput["baseline"] == 63.9 and tput["candidate"] == 63.4  # medians of the repeats
     assert tput["noise"] == round((64.9 - 62.9) / 2 / 63.9, 4)
     assert tput["assessment"].startswith("no measurable difference")
+
+
+def test_sglang_release_and_docker_environment(tmp_path: Path) -> None:
+    docker = tmp_path / "docker.log"
+    docker.write_text("$ docker run --gpus all -e NCCL_PROTO=LL128 lmsysorg/sglang:v0.5.4.post1-cu129 python3 -m "
+                      "sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2\n", encoding="utf-8")
+    pip = tmp_path / "pip.log"
+    pip.write_text('$ pip install "sglang[all]==0.5.3"\n'
+                   "$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2\n", encoding="utf-8")
+    settings = load(str(docker), "baseline").settings
+    assert settings.values["sglang_version"].value == "0.5.4.post1"
+    assert settings.values["env:NCCL_PROTO"].source == "inline" and settings.env_captured
+    code, doc = as_json(docker, pip)
+    diffs = {d["key"]: d for d in doc["differences"]}
+    assert code == 1 and diffs["sglang_version"]["candidate"] == "0.5.3"
+    # the pip session shows no exports and no inline variables: its environment is not captured
+    assert "env:NCCL_PROTO" in {u["key"] for u in doc["unknown"]}
