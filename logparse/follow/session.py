@@ -96,7 +96,8 @@ class Session:
                         "message": f"{safe(self.path)} was {self.tail.restarted}: following the new file from its start",
                     }
                 )
-                self.announced_ready = False
+                # A new file is a new launch: nothing decided about the old one carries over.
+                self.announced_ready, self.health_ok, self.crash = False, False, None
                 self.findings_seen.clear()
         except _Stop as stop:
             return stop.code
