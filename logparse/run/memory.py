@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import (
@@ -30,6 +29,7 @@ from logparse.model.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
+from logparse.model.record import Record, record
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -51,8 +51,8 @@ def _gb(v: Any) -> float | None:
     return round(float(v), 2) if present(v) else None
 
 
-@dataclass
-class KvPool:
+@record
+class KvPool(Record):
     """One `KV Cache is allocated` line: the target pool, or a draft model's own pool."""
 
     role: str  # 'target' or 'draft'
@@ -90,8 +90,8 @@ class KvPool:
         return out
 
 
-@dataclass
-class GraphCapture:
+@record
+class GraphCapture(Record):
     """One `Capture … graph begin/end` pair: the memory the graphs took."""
 
     graph: str  # as printed ('cuda graph', 'draft cuda graph', 'target decode CUDA graph', …)
@@ -128,24 +128,44 @@ class GraphCapture:
         }
 
 
-@dataclass
 class RankBudget:
-    """The memory budget of one rank in one launch (GB as SGLang prints them)."""
+    """The memory budget of one rank in one launch (GB as SGLang prints them); filled line by line."""
 
-    rank: str | None
-    free_at_start_gb: float | None = None  # `Load weight begin. avail mem=`
-    weights_gb: float | None = None
-    avail_after_weights_gb: float | None = None
-    draft_weights_gb: float | None = None
-    pools: list[KvPool] = field(default_factory=list)
-    mamba_gb: float | None = None
-    mamba_size: int | None = None
-    swa_gb: float | None = None
-    swa_tokens: int | None = None
-    full_tokens: int | None = None
-    avail_after_pools_gb: float | None = None  # `Memory pool end. avail mem=`
-    graphs: list[GraphCapture] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    __slots__ = (
+        "avail_after_pools_gb",
+        "avail_after_weights_gb",
+        "draft_weights_gb",
+        "free_at_start_gb",
+        "full_tokens",
+        "graphs",
+        "lines",
+        "mamba_gb",
+        "mamba_size",
+        "pools",
+        "rank",
+        "swa_gb",
+        "swa_tokens",
+        "weights_gb",
+    )
+
+    def __init__(self, rank: str | None) -> None:
+        self.rank = rank
+        self.free_at_start_gb: float | None = None  # `Load weight begin. avail mem=`
+        self.weights_gb: float | None = None
+        self.avail_after_weights_gb: float | None = None
+        self.draft_weights_gb: float | None = None
+        self.pools: list[KvPool] = []
+        self.mamba_gb: float | None = None
+        self.mamba_size: int | None = None
+        self.swa_gb: float | None = None
+        self.swa_tokens: int | None = None
+        self.full_tokens: int | None = None
+        self.avail_after_pools_gb: float | None = None  # `Memory pool end. avail mem=`
+        self.graphs: list[GraphCapture] = []
+        self.lines: list[int] = []
+
+    def __repr__(self) -> str:
+        return f"RankBudget({self.as_dict()!r})"
 
     @property
     def kv(self) -> KvPool | None:
@@ -237,15 +257,14 @@ class RankBudget:
         }
 
 
-@dataclass
-class MemoryBudget:
+@record
+class MemoryBudget(Record):
     """The memory budget of one launch: per rank, the fraction in effect, the captured sizes."""
 
     ranks: list[RankBudget]
     mem_fraction_static: float | None
-    fraction_source: (
-        str | None
-    )  # 'command' (set by the user), 'server_args' (SGLang's default), None
+    # 'command' (set by the user), 'server_args' (SGLang's default), None
+    fraction_source: str | None
     captured_sizes: tuple[int, ...]
     gpu_total_gb: float | None = None  # torch's `total capacity` where an OOM printed it
 
@@ -317,7 +336,10 @@ def _captured(launch: Launch) -> tuple[int, ...]:
         if e.graph_kind in DECODE_GRAPHS:
             sizes.update(e.sizes)
     if not sizes:
-        for name in ("cuda_graph_max_bs", "cuda_graph_max_bs_decode"):  # 0.5.23 names the decode one
+        for name in (
+            "cuda_graph_max_bs",
+            "cuda_graph_max_bs_decode",
+        ):  # 0.5.23 names the decode one
             stated = launch.arg(name)
             if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
                 return (stated,)
@@ -339,7 +361,7 @@ _MEMORY_EVENTS: tuple[type[Event], ...] = (
 
 def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> RankBudget:
     """Fold one rank's memory lines, in order; a second weight load is the draft model's."""
-    b = RankBudget(rank=rank)
+    b = RankBudget(rank)
     loads = 0
     begins: dict[str, CaptureBegin] = {}
     for e in events:
@@ -370,13 +392,13 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
             role = "target" if b.kv is None and loads <= 1 else "draft"
             b.pools.append(
                 KvPool(
-                    role,
-                    e.line,
-                    e.tokens,
-                    _gb(e.k_size_gb),
-                    _gb(e.v_size_gb),
-                    _gb(e.kv_size_gb),
-                    e.dtype or dtype,
+                    role=role,
+                    line=e.line,
+                    tokens=e.tokens,
+                    k_gb=_gb(e.k_size_gb),
+                    v_gb=_gb(e.v_size_gb),
+                    kv_gb=_gb(e.kv_size_gb),
+                    dtype=e.dtype or dtype,
                 )
             )
         elif isinstance(e, MambaCacheAllocated):
@@ -397,25 +419,25 @@ def _rank_budget(rank: str | None, events: list[Event], dtype: str | None) -> Ra
             begin = begins.pop(e.graph_kind, None)
             b.graphs.append(
                 GraphCapture(
-                    e.graph,
-                    str(e.graph_kind),
-                    e.line,
-                    _gb(begin.avail_mem_gb) if begin is not None else None,
-                    _gb(e.avail_mem_gb),
-                    _gb(e.mem_usage_gb),
-                    tuple(e.sizes) or (tuple(begin.sizes) if begin is not None else ()),
+                    graph=e.graph,
+                    kind=str(e.graph_kind),
+                    line=e.line,
+                    begin_avail_gb=_gb(begin.avail_mem_gb) if begin is not None else None,
+                    end_avail_gb=_gb(e.avail_mem_gb),
+                    printed_gb=_gb(e.mem_usage_gb),
+                    sizes=tuple(e.sizes) or (tuple(begin.sizes) if begin is not None else ()),
                 )
             )
     for begin in begins.values():  # a capture that never ended (it failed, or the log stops)
         b.graphs.append(
             GraphCapture(
-                begin.graph,
-                str(begin.graph_kind),
-                begin.line,
-                _gb(begin.avail_mem_gb),
-                None,
-                None,
-                tuple(begin.sizes),
+                graph=begin.graph,
+                kind=str(begin.graph_kind),
+                line=begin.line,
+                begin_avail_gb=_gb(begin.avail_mem_gb),
+                end_avail_gb=None,
+                printed_gb=None,
+                sizes=tuple(begin.sizes),
             )
         )
     return b
@@ -451,7 +473,13 @@ def launch_budget(launch: Launch) -> MemoryBudget:
     ]
     ranks.sort(key=lambda b: rank_key(b.rank or ""))
     frac, source = _fraction(launch)
-    return MemoryBudget(ranks, frac, source, _captured(launch), _gpu_total(launch))
+    return MemoryBudget(
+        ranks=ranks,
+        mem_fraction_static=frac,
+        fraction_source=source,
+        captured_sizes=_captured(launch),
+        gpu_total_gb=_gpu_total(launch),
+    )
 
 
 def _gpu_total(launch: Launch) -> float | None:
