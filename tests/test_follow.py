@@ -600,3 +600,14 @@ def test_stall_allowance_comes_from_the_other_ranks_and_the_phase() -> None:
     assert len(others) == 7
     assert live.allowance_s(tp0) == pytest.approx(STALL_FACTOR * sorted(others)[3])
     assert [c.rank for c in live.stalls(now=STALL_FACTOR * 30)] == ["TP0"]
+
+
+def test_cli_runner_on_a_finished_log_prints_ready_and_durations() -> None:
+    from click.testing import CliRunner
+
+    from logparse.cli.main import main
+
+    result = CliRunner().invoke(main, ["follow", str(HYBRID), "--timeout", "20"])
+    assert result.exit_code == 0, result.output
+    assert f"ready: line {READY_LINE}, 28m17s after the log's first timestamp" in result.output
+    assert re.search(r"^\s+TP0: dist-init 2\.9s, weight-load 4m49s", result.output, re.MULTILINE)
