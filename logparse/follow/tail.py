@@ -85,7 +85,10 @@ class Tail:
     def _open(self) -> None:
         """Open the source, waiting for a file that does not exist yet."""
         if self.path == "-":
-            self._fd = sys.stdin.fileno()
+            try:
+                self._fd = sys.stdin.fileno()
+            except (AttributeError, ValueError, OSError):  # None, closed, or not a real descriptor
+                raise InputError("cannot read stdin: it is closed") from None
             self._start_spool()
             self.opened = True
             return
