@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from logparse.engine import core as engine
+from logparse.engine.roles import declared_stage, role_of
 from logparse.model.events import Severity
 from logparse.model.findings import Finding
 from logparse.rules.registry import REGISTRY, STAGES
@@ -41,14 +42,14 @@ def _finding(rule_name: str, line: int, **kw: object) -> Finding:
 def test_engine_reads_roles_from_the_registry_not_names() -> None:
     hang = next(r for r in REGISTRY.values() if r.hang)
     not_hang = next(r for r in REGISTRY.values() if not r.hang and r.severity == Severity.ERROR)
-    assert engine._role(_finding(hang.name, 1)).hang is True
-    assert engine._role(_finding(not_hang.name, 1)).hang is False
+    assert role_of(_finding(hang.name, 1)).hang is True
+    assert role_of(_finding(not_hang.name, 1)).hang is False
     startup = next(r for r in REGISTRY.values() if r.stage == "startup")
-    assert engine._declared_stage(_finding(startup.name, 1)) == "startup"
+    assert declared_stage(_finding(startup.name, 1)) == "startup"
     # A finding's own stage wins over its rule's declaration (cuda-oom during weight loading).
     anytime = next(r for r in REGISTRY.values() if r.stage is None and r.severity == Severity.ERROR)
-    assert engine._declared_stage(_finding(anytime.name, 1)) == "unknown"
-    assert engine._declared_stage(_finding(anytime.name, 1, stage="startup")) == "startup"
+    assert declared_stage(_finding(anytime.name, 1)) == "unknown"
+    assert declared_stage(_finding(anytime.name, 1, stage="startup")) == "startup"
     # An unregistered finding has no roles.
     ad_hoc = Finding(code="ZZZ999", name="not-a-rule", severity=Severity.ERROR, message="", remedy="")
-    assert engine._declared_stage(ad_hoc) == "unknown" and not engine._role(ad_hoc).hang
+    assert declared_stage(ad_hoc) == "unknown" and not role_of(ad_hoc).hang

@@ -20,8 +20,6 @@ from logparse.engine.evidence import fill_evidence
 from logparse.engine.execute import execute, finalize, thresholds_of
 from logparse.engine.grouping import group_findings
 from logparse.engine.outcome import crash_stage
-from logparse.engine.roles import declared_stage as _declared_stage
-from logparse.engine.roles import role_of as _role
 from logparse.engine.rootcause import pick_root
 from logparse.parsing.pipeline import ParsedLog, parse_file
 from logparse.run.ranks import rank_range
@@ -33,8 +31,6 @@ __all__ = [
     "SEVERITY_ORDER",
     "Analysis",
     "Attempt",
-    "_declared_stage",
-    "_role",
     "analyze",
     "analyze_log",
     "crash_stage",
