@@ -156,6 +156,9 @@ def test_exits_0_within_2s_of_the_ready_line_on_a_file_that_appears_later(tmp_pa
         and ready[0]["line"] == READY_LINE == _analyze_json(HYBRID)["startup"]["ready_line"]
     )
     assert ended - _marks(marks)["ready to roll"] < 2.0
+    assert (
+        ready[0]["time_to_ready_s"] == _analyze_json(HYBRID)["startup"]["time_to_ready_s"] == 364.0
+    )
     # Per-rank durations are the run model's: TP0's weight load as SGLang printed it.
     tp0 = {p["phase"]: p["duration_s"] for p in ready[0]["phases"]["TP0"]}
     assert tp0["weight-load"] == pytest.approx(289.0, abs=1.0)
@@ -609,5 +612,7 @@ def test_cli_runner_on_a_finished_log_prints_ready_and_durations() -> None:
 
     result = CliRunner().invoke(main, ["follow", str(HYBRID), "--timeout", "20"])
     assert result.exit_code == 0, result.output
-    assert f"ready: line {READY_LINE}, 28m17s after the log's first timestamp" in result.output
+    # 364 s: the fourth launch attempt's, as analyze says (not from the first of the four).
+    assert f"ready: line {READY_LINE}, 6m04s after the launch's first timestamp" in result.output
+    assert "new launch attempt at line 168" in result.output
     assert re.search(r"^\s+TP0: dist-init 2\.9s, weight-load 4m49s", result.output, re.MULTILINE)

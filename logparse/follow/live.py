@@ -42,6 +42,7 @@ from logparse.model.events import (
     PrefillBatch,
     ProgressBar,
     PythonWarning,
+    ServerArgs,
     ServerReady,
     SglangWatchdog,
     TracebackStart,
@@ -113,6 +114,9 @@ STALL_FLOOR_S = 5.0
 # Readiness from uvicorn's "running" line (releases without the ready marker) is accepted only when
 # no marker follows within this many seconds: newer releases print "running" before warmup.
 FALLBACK_READY_WAIT_S = 10.0
+# A warning-like line is analysed only after this much silence: its finding is not urgent, and an
+# analysis running while start-up still prints would delay noticing the ready line.
+NOTABLE_QUIET_S = 2.0
 
 
 @dataclass
@@ -177,7 +181,7 @@ class RankState:
 class Change:
     """Something worth telling: a phase change, a possible stall."""
 
-    kind: str  # "phase" | "stall"
+    kind: str  # "phase" | "stall" | "attempt" (a new launch attempt began)
     rank: str
     phase: str | None
     complete: bool = False
@@ -207,6 +211,7 @@ class LiveState:
     notable: bool = False  # a warning-ish line arrived since the last analysis
     last_line_at: float = 0.0
     changes: list[Change] = field(default_factory=list)
+    server_args_seen: bool = False
 
     def __post_init__(self) -> None:
         self.log = ParsedLog(path=self.path, report=ReadReport(path=self.path))
@@ -253,6 +258,12 @@ class LiveState:
             )
         elif issubclass(cls, PHASE_EVENTS):
             self._phase_event(no, env, wrapper, cls, kw, key, now)
+        elif cls is ServerArgs:
+            # A second `server_args=` line starts a new launch attempt (run.launches' rule): the
+            # phases and readiness of the previous attempt no longer describe the server.
+            if self.server_args_seen:
+                self._new_attempt(no)
+            self.server_args_seen = True
         elif issubclass(cls, SUSPECT_EVENTS):
             if self.suspect_at is None:
                 self.suspect_at = now
@@ -281,6 +292,16 @@ class LiveState:
             ts = self._times.get(env.ts)
             if ts is not None and ts.year > 1900:
                 self.first_ts = ts
+
+    def _new_attempt(self, line: int) -> None:
+        self.log.events.clear()
+        self._phases = {}
+        self.ranks.clear()
+        self.progress.clear()
+        self.ready_line = self.ready_ts = self.fallback_ready_at = self.shutdown_line = None
+        self.first_ts = None  # time to ready counts from the attempt's first timestamp
+        self.http_started = False
+        self.changes.append(Change("attempt", MAIN, None, line=line))
 
     def _phase_event(
         self,
@@ -364,15 +385,15 @@ class LiveState:
         self, now: float, last_analysis_at: float, last_cost: float, quiet_s: float
     ) -> bool:
         """Whether to run the engine now: after a suspect line once the log has been quiet for
-        `quiet_s` (the traceback is complete) or 5 s passed; after a warning-ish line at most
-        every max(10 s, 20 × the last analysis's cost), so a long log is not re-read constantly."""
+        `quiet_s` (the traceback is complete) or 5 s passed; after a warning-ish line once quiet
+        for NOTABLE_QUIET_S, at most every max(10 s, 20 × the last analysis's cost), so a long
+        log is not re-read constantly."""
         if self.suspect_at is not None:
             return now - self.last_line_at >= quiet_s or now - self.suspect_at >= 5.0
         if self.notable:
-            return (
-                now - last_analysis_at >= max(10.0, 20.0 * last_cost)
-                and now - self.last_line_at >= quiet_s
-            )
+            return now - last_analysis_at >= max(
+                10.0, 20.0 * last_cost
+            ) and now - self.last_line_at >= max(quiet_s, NOTABLE_QUIET_S)
         return False
 
     def analysed(self) -> None:

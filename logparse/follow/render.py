@@ -94,6 +94,8 @@ def event_line(ev: dict[str, Any]) -> list[str]:
             f"(usually within {seconds(ev['allowance_s'])}); last line {ev['last_line_no']}: "
             + safe(ev["last_line"], 160)
         ]
+    if kind == "attempt":
+        return [f"new launch attempt at line {ev['line']}: following its start-up"]
     if kind == "input":
         return [f"logdiag follow: {ev['message']}"]
     if kind == "serving":
@@ -101,7 +103,7 @@ def event_line(ev: dict[str, Any]) -> list[str]:
     if kind == "ready":
         head = f"ready: line {ev['line']}"
         if ev.get("time_to_ready_s") is not None:
-            head += f", {seconds(ev['time_to_ready_s'])} after the log's first timestamp"
+            head += f", {seconds(ev['time_to_ready_s'])} after the launch's first timestamp"
         head += f" (followed {seconds(ev['followed_s'])}"
         head += ", health check answered 200)" if ev.get("health") else ")"
         out = [head]
@@ -141,7 +143,8 @@ def exit_lines(ev: dict[str, Any]) -> list[str]:
     other findings exactly as `logdiag analyze` prints them."""
     reason = ev.get("reason", "")
     outcome = ev.get("outcome") or "outcome unknown"
-    out = [f"{reason}: {outcome}" + (f" — {ev['message']}" if ev.get("message") else "")]
+    shown = "failed" if reason == "crashed" else reason  # 'crashed' covers hung servers too
+    out = [f"{shown}: {outcome}" + (f" — {ev['message']}" if ev.get("message") else "")]
     root = ev.get("root_cause")
     if root:
         out.append("root cause:")

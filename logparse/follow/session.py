@@ -17,6 +17,7 @@ without becoming ready, 4 timed out. 2 (bad input) and 3 (a bug) are the CLI's.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,13 +28,18 @@ from logparse.follow.tail import Tail
 from logparse.io.lines import MAX_LINE_CHARS, iter_lines
 from logparse.io.readreport import ReadReport
 from logparse.run.ranks import rank_key
-from logparse.run.timeline import MAIN
+from logparse.run.timeline import MAIN, Phase
 
 EXIT_READY, EXIT_CRASHED, EXIT_TIMEOUT = 0, 1, 4
 CRASHED = frozenset({"crashed-at-startup", "crashed-while-serving", "hung"})
 HEALTH_TIMEOUT_S = 2.0
 REDRAW_EVERY_S = 0.2
-SERVING_EVERY_S = 30.0  # plain/JSON serving status lines (the terminal's status line is live)
+SERVING_EVERY_S = 30.0
+# Up to this size the ready summary re-parses the input for the run model's exact numbers
+# (~0.1 s per MB on one core); above it, the live state's.
+EXACT_READY_MAX_BYTES = (
+    8 * 1024 * 1024
+)  # plain/JSON serving status lines (the terminal's status line is live)
 
 
 @dataclass
@@ -169,6 +175,11 @@ class Session:
             (r, p.name): p.duration_s for r, plist in self.live.phases.items() for p in plist
         }
         for c in self.live.take_changes():
+            if c.kind == "attempt":
+                # The server was launched again: what was decided about the last attempt is void.
+                self.announced_ready, self.health_ok = False, False
+                self.out.emit({"event": "attempt", "line": c.line})
+                continue
             d = durations.get((c.rank, c.phase or "")) if c.complete else None
             self.out.emit(
                 {
@@ -191,6 +202,7 @@ class Session:
         if self.opts.health is not None and not self._healthy(now):
             return
         self.announced_ready = True
+        time_to_ready, by_rank = self._startup_facts()
         phases = {
             rank: [
                 {
@@ -200,13 +212,13 @@ class Session:
                 }
                 for p in plist
             ]
-            for rank, plist in sorted(live.phases.items(), key=_rank_order)
+            for rank, plist in sorted(by_rank.items(), key=_rank_order)
         }
         self.out.emit(
             {
                 "event": "ready",
                 "line": live.ready_line,
-                "time_to_ready_s": live.time_to_ready_s(),
+                "time_to_ready_s": time_to_ready,
                 "followed_s": round(now - self.start, 2),
                 "health": self.opts.health is not None,
                 "phases": phases,
@@ -214,6 +226,26 @@ class Session:
         )
         if self.opts.until == "ready":
             raise _Stop(EXIT_READY)
+
+    def _startup_facts(self) -> tuple[float | None, dict[str, list[Phase]]]:
+        """Time to ready and per-rank phases of the ready attempt, from the run model over the
+        whole input (exactly what `analyze` prints) when it is small enough to parse at once;
+        else the live state's (its phases are the same run-model function over the phase events
+        kept since the attempt began; time to ready from the attempt's first timestamp)."""
+        from logparse.io.reader import InputError
+
+        live = self.live
+        path = self.tail.analysis_path
+        try:
+            if live.ready_line is not None and os.path.getsize(path) <= EXACT_READY_MAX_BYTES:
+                from logparse.parsing.pipeline import parse_file
+                from logparse.run.model import run_of
+
+                life = run_of(parse_file(path)).lifecycle_at(live.ready_line)
+                return life.time_to_ready_s, life.phases
+        except (InputError, OSError):
+            pass
+        return live.time_to_ready_s(), live.phases
 
     def _healthy(self, now: float) -> bool:
         """GET --health (2 s timeout) once the log shows the HTTP server started; 200 is healthy."""
