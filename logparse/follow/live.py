@@ -7,6 +7,9 @@ lifecycle, the ready marker), in a small `ParsedLog`, and the run model's own fu
 or readiness can never be defined twice. Progress bars and stats lines are kept only as the latest
 value per rank. Memory therefore grows with the number of phase events, never with the file.
 
+Ready means what the run model's `Lifecycle.up_line` means: the ready line (uvicorn's fallback
+lines for releases without it), or the first decode stats line (traffic: a serving excerpt).
+
 Findings, outcome and root cause are not decided here: `follow.session` runs the real engine on the
 file when a line calls for it (`wants_analysis`).
 
@@ -42,6 +45,7 @@ from logparse.model.events import (
     PrefillBatch,
     ProgressBar,
     PythonWarning,
+    Retraction,
     ServerArgs,
     ServerReady,
     SglangWatchdog,
@@ -57,9 +61,12 @@ from logparse.run.timeline import MAIN, Phase, last_phase, rel_s, startup_phases
 from logparse.run.vocab import (
     ERROR_EVENTS,
     FATAL_EVENTS,
+    INFRA_PATHS,
     READY_STAGES,
+    REQUEST_CODES,
     SHUTDOWN_CODES,
     SHUTDOWN_STAGES,
+    WARMUP_PROMPT,
 )
 
 # The events `startup_phases` and `ready_event` read: the only events kept.
@@ -218,6 +225,7 @@ class LiveState:
         self._parse = get_parser().parse
         self._times = TimeCache()
         self._phases: dict[str, list[Phase]] = {}
+        self._prefills = self._generates = 0  # for the warmup rules of `_is_traffic`
 
     # ------------------------------------------------------------------ feeding
 
@@ -228,6 +236,11 @@ class LiveState:
         env, cls, kw = self._parse(text)
         rank = env.rank if env is not None else None
         key = rank or MAIN
+        if self.ready_line is None and self._is_traffic(cls, kw):
+            # Traffic: the server is up, marker or not (the run model's readiness: `up_line` is
+            # the ready line or the first traffic line).
+            self.ready_line = no
+            self.ready_ts = self._times.get(env.ts) if env is not None and env.ts else None
         if cls is DecodeBatch:
             self.serving = {
                 "rank": rank,
@@ -293,6 +306,28 @@ class LiveState:
             if ts is not None and ts.year > 1900:
                 self.first_ts = ts
 
+    def _is_traffic(self, cls: type[Event], kw: dict[str, Any]) -> bool:
+        """Line by line, what `run.readiness.traffic_line` finds in a span: decode stats, a
+        retraction, prefill stats beyond SGLang's single warmup prefill (or with requests running
+        or queued), a request to a user endpoint beyond the warmup POST /generate, a logged
+        request without the warmup prompt."""
+        if cls is DecodeBatch or cls is Retraction:
+            return True
+        if cls is PrefillBatch:
+            self._prefills += 1
+            return self._prefills > 1 or bool(kw.get("running")) or bool(kw.get("queue"))
+        if cls is HttpAccess:
+            path = kw.get("path") or ""
+            if path in INFRA_PATHS:
+                return False
+            if path == "/generate":
+                self._generates += 1
+                return self._generates > 1
+            return True
+        if cls is KnownMessage:
+            return kw.get("code") in REQUEST_CODES and WARMUP_PROMPT not in str(kw.get("text", ""))
+        return False
+
     def _new_attempt(self, line: int) -> None:
         self.log.events.clear()
         self._phases = {}
@@ -300,6 +335,7 @@ class LiveState:
         self.progress.clear()
         self.ready_line = self.ready_ts = self.fallback_ready_at = self.shutdown_line = None
         self.first_ts = None  # time to ready counts from the attempt's first timestamp
+        self._prefills = self._generates = 0
         self.http_started = False
         self.changes.append(Change("attempt", MAIN, None, line=line))
 
