@@ -616,3 +616,18 @@ def test_cli_runner_on_a_finished_log_prints_ready_and_durations() -> None:
     assert f"ready: line {READY_LINE}, 6m04s after the launch's first timestamp" in result.output
     assert "new launch attempt at line 168" in result.output
     assert re.search(r"^\s+TP0: dist-init 2\.9s, weight-load 4m49s", result.output, re.MULTILINE)
+
+
+def test_a_serving_excerpt_without_the_ready_line_is_up_at_its_first_traffic(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "serving.log"
+    lines = [
+        x for x in (LOGS / "nextn-4-serving.log").open("rb").readlines() if b"Decode batch" in x
+    ]
+    log.write_bytes(b"".join(lines[:50]))
+    code, out, err, _ = _finish(_follow(str(log), "--format", "json", "--timeout", "20"))
+    assert code == 0, err
+    ready = [e for e in _events(out) if e["event"] == "ready"]
+    assert [e["line"] for e in ready] == [1]
+    assert _analyze_json(log)["startup"]["ready"] is True
