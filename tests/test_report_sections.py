@@ -377,9 +377,13 @@ def test_baseline_warning_names_the_settings_that_differ(tmp_path: Path) -> None
     )
     b = report_of(run, base)["baseline"]
     diffs = {d["setting"]: d for d in b["differences"]}
-    assert set(diffs) == {"tp_size", "env:NCCL_ALGO", "cuda_graph_max_bs"}
+    assert set(diffs) == {"tp_size", "cuda_graph_max_bs"}
     assert diffs["tp_size"]["run"] == 4 and diffs["tp_size"]["baseline"] == 2
-    assert diffs["env:NCCL_ALGO"]["baseline"] is None
+    # The baseline log shows no environment: NCCL_ALGO there is unknown, never "equal" and never a
+    # known difference (logdiag compare's verdict, which the report reads).
+    unknown = {u["setting"]: u for u in b["unknown_settings"]}
+    assert unknown["env:NCCL_ALGO"]["stated_in"] == "candidate" and unknown["env:NCCL_ALGO"]["value"] == "Ring"
+    assert "unknown, not equal" in b["warning"]
     # Not set on the command line: SGLang may have lowered it for speculation; said so, still listed.
     assert "speculative" in diffs["cuda_graph_max_bs"]["note"]
     for name in ("tp_size", "NCCL_ALGO", "cuda_graph_max_bs"):

@@ -43,13 +43,6 @@ SPEC_DERIVED = {
 }
 
 
-def is_spec_setting(name: str) -> bool:
-    n = name.lower()
-    return (
-        n.startswith(("speculative", "env:sglang_enable_spec", "env:sglang_spec")) or "spec_v2" in n
-    )
-
-
 def spec_config(analysis: Analysis) -> dict[str, Any]:
     """The speculative server arguments of the run (run/speculative.py owns the configuration)."""
     from logparse.run.speculative import args_of
@@ -207,67 +200,49 @@ def speculative_section(
 # --------------------------------------------------------------------------- baseline comparison
 
 
-def _settings(analysis: Analysis) -> dict[str, Any]:
-    """The settings of a run, flat: server args (else pasted launch flags), what the log shows
-    (captured CUDA-graph batch sizes, NCCL version), environment variables as `env:NAME`."""
-    v = analysis.views
-    out: dict[str, Any] = dict(v.server_args)
-    if not v.server_args:
-        for flag, value in v.launch_flags.items():
-            out[flag.lstrip("-").replace("-", "_")] = value
-        for alias, name in (
-            ("tp", "tp_size"),
-            ("dp", "dp_size"),
-            ("ep", "ep_size"),
-            ("model", "model_path"),
-        ):
-            if alias in out:
-                out.setdefault(name, out.pop(alias))
-    cfg = v.run_config()
-    for k, value in cfg.items():
-        if k in ("env", "speculative"):
-            continue
-        if k == "cuda_graph_max_bs":
-            out["cuda_graph_max_bs"] = value  # the captured maximum, which is what runs
-        elif k not in out:
-            out[k] = value
-    facts = v.facts()
-    if "nccl_version" in facts:
-        out["nccl_version"] = facts["nccl_version"]
-    for name, value in v.env_vars.items():
-        out[f"env:{name}"] = value
-    return out
-
-
 def _fmt(v: Any) -> Any:
     return v if isinstance(v, (int, float, bool)) or v is None else str(v)
 
 
 def setting_differences(
     run: Analysis, base: Analysis
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(differences other than speculation, speculative settings that differ)."""
-    a, b = _settings(run), _settings(base)
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(differences other than speculation, speculative settings that differ, settings only one
+    log states) — read from `logdiag compare`'s verdict with speculation as the declared factor, so
+    the report and `compare` cannot disagree about what differs. A setting SGLang derives from
+    speculation (and the command did not set) stays in the first list, with a note saying so."""
+    from logparse.compare.comparison import compare_runs
+    from logparse.compare.factors import FACTORS
+    from logparse.compare.settings import of_log
+
+    cmp = compare_runs(of_log(base.log, "baseline"), [of_log(run.log, "candidate")], ("speculative",))
+    verdict = cmp.pairs[0].verdict
     diffs, spec = [], []
-    explicit = {f.lstrip("-").replace("-", "_") for f in run.views.launch_flags}
-    run_spec = bool(spec_config(run))
-    base_spec = bool(spec_config(base))
-    for key in sorted(set(a) | set(b)):
-        if key in IGNORED_SETTINGS:
+    for d in verdict.differences:
+        if d.key in IGNORED_SETTINGS:
             continue
-        mine, theirs = a.get(key), b.get(key)
-        if mine == theirs:
-            continue
-        item = {"setting": key, "run": _fmt(mine), "baseline": _fmt(theirs)}
-        if is_spec_setting(key):
+        item = {"setting": d.key, "run": _fmt(d.candidate), "baseline": _fmt(d.baseline)}
+        if d.factor == "speculative" and not d.derived:
             spec.append(item)
             continue
-        if not key.startswith("env:") and (key not in a or key not in b):
-            continue  # only one log states it (another release's arguments): not a known difference
-        if key in SPEC_DERIVED and run_spec != base_spec and key not in explicit:
-            item["note"] = SPEC_DERIVED[key]
+        if d.derived and d.key in SPEC_DERIVED:
+            item["note"] = SPEC_DERIVED[d.key]
         diffs.append(item)
-    return diffs, spec
+    speculative = FACTORS["speculative"]
+    unknown = []
+    for u in verdict.unknown:
+        if u.stated_in == "neither" or u.key in IGNORED_SETTINGS:
+            continue
+        if speculative.owns(u.key):  # one log has no speculative settings at all: that is the factor
+            mine = u.value if u.stated_in == "candidate" else None
+            theirs = u.value if u.stated_in == "baseline" else None
+            spec.append({"setting": u.key, "run": _fmt(mine), "baseline": _fmt(theirs)})
+            continue
+        if u.kind == "release":  # a server argument another release does not print
+            continue
+        unknown.append({"setting": u.key, "stated_in": u.stated_in, "value": _fmt(u.value), "reason": u.reason})
+    spec.sort(key=lambda item: item["setting"])
+    return diffs, spec, unknown
 
 
 def _bench_pairs(run: dict[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -387,19 +362,24 @@ def baseline_section(
             f"{MIN_LINES_PER_BUCKET} decode stats lines in both logs: no matched comparison"
         )
     data["bench"] = _bench_pairs(run_bench, base_bench)
-    diffs, spec_diffs = setting_differences(run, base)
+    diffs, spec_diffs, unknown = setting_differences(run, base)
     data["differences"] = diffs
     data["speculative_differences"] = spec_diffs
+    data["unknown_settings"] = unknown
+    warning = []
     if diffs:
         names = ", ".join(
             f"`{d['setting']}` ({val(d['run'])} vs {val(d['baseline'])})" for d in diffs[:12]
         )
         more = f" and {len(diffs) - 12} more" if len(diffs) > 12 else ""
-        data["warning"] = (
+        warning.append(
             f"The baseline differs from this run in {len(diffs)} setting(s) besides speculative "
             f"decoding: {names}{more}. The speedup mixes their effects with speculation's."
         )
-    else:
-        data["warning"] = None
+    only_run = [u["setting"] for u in unknown if u["stated_in"] == "candidate"]
+    if only_run:
+        names = ", ".join(f"`{k}`" for k in only_run[:12]) + (f" and {len(only_run) - 12} more" if len(only_run) > 12 else "")
+        warning.append(f"The baseline log does not say whether it had {names}: unknown, not equal.")
+    data["warning"] = " ".join(warning) or None
     series = {"matched": matched, "run": mine, "baseline": theirs}
     return data, series
