@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from logparse.render.neutral import one_line
 from logparse.render.redact import redact_text
 from logparse.render.text import (
-    _finding_lines as finding_lines,  # analyze's own layout of a finding
+    finding_lines,  # analyze's own layout of a finding
 )
 
 WIDTH = 100

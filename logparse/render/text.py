@@ -23,7 +23,7 @@ def _cut(text: str, width: int = WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
+def finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
     out = [f"{indent}[{f['severity'].upper()}] {f['name']} ({f['code']}): {f['message']}"]
     if f.get("ranks"):
         out.append(f"{indent}  ranks: {', '.join(f['ranks'])}")
@@ -119,12 +119,12 @@ def render_one(entry: dict[str, Any]) -> str:
     root = entry.get("root_cause")
     if root:
         out.append("root cause:")
-        out.extend(_finding_lines(root))
+        out.extend(finding_lines(root))
     others = [f for f in entry.get("findings", []) if not root or f["code"] != root["code"] or f["evidence"] != root["evidence"]]
     if others:
         out.append("findings:")
         for f in others:
-            out.extend(_finding_lines(f))
+            out.extend(finding_lines(f))
 
     cfg = entry.get("config") or {}
     if cfg:
