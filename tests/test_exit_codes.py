@@ -173,12 +173,19 @@ def test_good_thresholds_pass(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------
 
 
+def _away_from_home(tmp_path: Path) -> dict[str, str]:
+    """A HOME that is no ancestor of the test's directories (the walk stops at home), keeping
+    the real cache directory (a cold grammar cache costs ~10 s per process)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return {"HOME": str(tmp_path / "elsewhere"), "XDG_CACHE_HOME": cache}
+
+
 def test_config_in_a_shared_ancestor_is_ignored(tmp_path: Path) -> None:
     # Like a logdiag.toml someone left in /tmp: no repository or home boundary above the run.
     (tmp_path / "logdiag.toml").write_text('fail-on = "never"\n')
     work = tmp_path / "work"
     work.mkdir()
-    r = run("check", str(CRASH_LOG), cwd=work, env={"HOME": str(tmp_path / "elsewhere")})
+    r = run("check", str(CRASH_LOG), cwd=work, env=_away_from_home(tmp_path))
     assert r.returncode == 1, r.stderr
     assert "(config: none)" in r.stderr
 
@@ -188,10 +195,10 @@ def test_config_at_the_repository_root_is_used_and_named(tmp_path: Path) -> None
     (tmp_path / "logdiag.toml").write_text('fail-on = "never"\n')
     work = tmp_path / "sub" / "dir"
     work.mkdir(parents=True)
-    r = run("check", str(CRASH_LOG), cwd=work, env={"HOME": str(tmp_path / "elsewhere")})
+    r = run("check", str(CRASH_LOG), cwd=work, env=_away_from_home(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "logdiag.toml)" in r.stderr and "(config: " in r.stderr
-    r = run("check", "--format", "json", str(CRASH_LOG), cwd=work, env={"HOME": str(tmp_path / "elsewhere")})
+    r = run("check", "--format", "json", str(CRASH_LOG), cwd=work, env=_away_from_home(tmp_path))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["config_file"] == str(tmp_path / "logdiag.toml")
 
@@ -200,7 +207,7 @@ def test_config_above_the_repository_is_not_used(tmp_path: Path) -> None:
     (tmp_path / "logdiag.toml").write_text('fail-on = "never"\n')
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    r = run("check", "--format", "json", str(CRASH_LOG), cwd=repo, env={"HOME": str(tmp_path / "elsewhere")})
+    r = run("check", "--format", "json", str(CRASH_LOG), cwd=repo, env=_away_from_home(tmp_path))
     assert r.returncode == 1, r.stderr
     assert json.loads(r.stdout)["config_file"] is None
 
