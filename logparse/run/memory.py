@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Any
+from typing import Any, TYPE_CHECKING, TypeGuard
 
 from logparse.model.events import (
     CaptureBatchSizes,
@@ -42,7 +42,7 @@ DECODE_GRAPHS = frozenset(
 )
 
 
-def present(v: Any) -> bool:
+def present(v: Any) -> TypeGuard[float]:
     """A real number (not a bool, not NaN)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
 
