@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from logparse.gate.baseline import BaselineError, fingerprint, fingerprints_of, load_baseline, normalize
+from logparse.gate.baseline import (
+    BaselineError,
+    fingerprint,
+    fingerprints_of,
+    load_baseline,
+    normalize,
+)
 from tests.test_check import OK_LINE, fake, logs, run, write, zz_rules  # noqa: F401 — fixtures
 
 TB = [

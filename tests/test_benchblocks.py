@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from logparse.parsing.benchblocks import BenchAssembler
-from logparse.model.events import BenchOneBatchResult, BenchServingResult, Event
 from logparse.grammar.build import get_parser
+from logparse.model.events import BenchOneBatchResult, BenchServingResult, Event
+from logparse.parsing.benchblocks import BenchAssembler
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

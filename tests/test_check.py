@@ -22,9 +22,9 @@ from click.testing import CliRunner, Result
 
 from logparse.cli import check as cli_check
 from logparse.cli.main import main
+from logparse.gate.report import FileResult
 from logparse.model.events import Severity
 from logparse.model.findings import Evidence, Finding
-from logparse.gate.report import FileResult
 from logparse.rules.registry import BY_CODE, REGISTRY, rule
 
 # ------------------------------------------------------------------------------ test rules

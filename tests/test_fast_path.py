@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from logparse.grammar.build import get_parser
+from logparse.grammar.resources import grammar_text
+from logparse.io.reader import ReadReport, read_lines
 from logparse.model.events import (
     EVENT_CLASSES,
     BenchOneBatchResult,
@@ -14,9 +17,6 @@ from logparse.model.events import (
     Traceback,
     Unparsed,
 )
-from logparse.grammar.build import get_parser
-from logparse.io.reader import ReadReport, read_lines
-from logparse.grammar.resources import grammar_text
 from tests.conftest import CORPUS, FIXTURES
 
 FILES = sorted(CORPUS.glob("**/*.log")) + sorted(FIXTURES.glob("**/*.log"))

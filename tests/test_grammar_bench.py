@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.parsing.benchblocks import SERVING_FIELDS
-from logparse.model.events import BenchBanner, BenchRow, KnownMessage, OneBatchLine
 from logparse.grammar.build import get_parser
 from logparse.grammar.transform import Envelope
+from logparse.model.events import BenchBanner, BenchRow, KnownMessage, OneBatchLine
+from logparse.parsing.benchblocks import SERVING_FIELDS
 
 
 @pytest.fixture(scope="module")

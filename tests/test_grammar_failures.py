@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
 from logparse.model.events import (
     BatchDump,
     C10dLog,
@@ -38,8 +40,6 @@ from logparse.model.events import (
     TracebackStart,
     Unparsed,
 )
-from logparse.grammar.build import get_parser
-from logparse.io.reader import ReadReport, read_lines
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse.model.events import EVENT_CLASSES
 from logparse.grammar.build import get_parser
+from logparse.model.events import EVENT_CLASSES
 from logparse.parsing.pipeline import parse_file
 
 # Text that looks like log lines: envelopes, known message heads, and noise.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from logparse.grammar.build import get_parser
+from logparse.grammar.transform import runtime
 from logparse.model.events import (
     DecodeBatch,
     HttpAccess,
@@ -13,8 +15,6 @@ from logparse.model.events import (
     Unparsed,
     UvicornLifecycle,
 )
-from logparse.grammar.build import get_parser
-from logparse.grammar.transform import runtime
 from tests.conftest import corpus_logs
 
 P = "[2026-03-07 15:31:10 TP0] "

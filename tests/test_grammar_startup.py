@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from logparse.grammar.build import get_parser
+from logparse.io.reader import ReadReport, read_lines
 from logparse.model.events import (
     CaptureBatchSizes,
     CaptureBegin,
@@ -37,8 +39,6 @@ from logparse.model.events import (
     WeightLoadEnd,
     WeightsReady,
 )
-from logparse.grammar.build import get_parser
-from logparse.io.reader import ReadReport, read_lines
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
 

@@ -40,7 +40,7 @@ def test_code_literals_in_the_code_base_are_known() -> None:
     known = {c.value for c in KnownCode} | set(catalog().codes())  # MessageHit.code: catalog codes
     bad: list[str] = []
     compare = re.compile(r"""\.code\s*(?:==|!=)\s*["']([a-z0-9-]+)["']|\.code\s+(?:not\s+)?in\s+\(([^)]*)\)""")
-    collection = re.compile(r"""^\s*[A-Z_]*CODES\s*(?::[^=]+)?=\s*frozenset\(\s*\{([^}]*)\}""", re.M)
+    collection = re.compile(r"""^\s*[A-Z_]*CODES\s*(?::[^=]+)?=\s*frozenset\(\s*\{([^}]*)\}""", re.MULTILINE)
     for path in sorted(PACKAGE.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         literals: list[str] = []

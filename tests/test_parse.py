@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from logparse.parsing import pipeline as parse_mod
-from logparse.io import reader as reader_mod
 from logparse.engine.core import analyze_log
+from logparse.io import reader as reader_mod
+from logparse.parsing import pipeline as parse_mod
 from logparse.parsing.pipeline import parse_file
 from logparse.render.summary import file_summary
 from tests.conftest import corpus_logs
@@ -64,8 +64,8 @@ def test_unparsed_templates_mask_numbers(tmp_path: Path) -> None:
 
 def test_fetch_lines_rereads_exactly_the_wanted_lines(tmp_path: Path) -> None:
     """Evidence for hot lines is re-read by byte range; it must equal a full read."""
-    from logparse.parsing.pipeline import fetch_lines
     from logparse.io.reader import ReadReport, read_lines
+    from logparse.parsing.pipeline import fetch_lines
 
     body = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in corpus_logs()[:20]) * 3
     path = tmp_path / "ev.log"

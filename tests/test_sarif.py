@@ -16,9 +16,9 @@ import pytest
 from logparse._version import __version__
 from logparse.gate.baseline import FINGERPRINT_KEY
 from logparse.gate.config import Config
+from logparse.gate.report import FileResult, build_report
 from logparse.model.events import Severity
 from logparse.model.findings import Evidence, Finding
-from logparse.gate.report import FileResult, build_report
 from logparse.render.sarif import artifact_uri, document, rule_descriptor
 from logparse.rules import all_rules
 from tests.test_check import fake, logs, run, write, zz_rules  # noqa: F401 — fixtures

@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 
-
 class LazyPattern:
     """Behaves like the compiled pattern (`.search`, `.match`, `.sub`, `.pattern`, ...)."""
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from logparse.model.numbers import MAX_COUNT, to_float_or_none, to_int
 from logparse.model.events import (
     BenchBanner,
     BenchOneBatchResult,
@@ -38,6 +37,7 @@ from logparse.model.events import (
     OneBatchLine,
     Unparsed,
 )
+from logparse.model.numbers import MAX_COUNT, to_float_or_none, to_int
 
 __all__ = ["BLOCK_TITLES", "SECTION_TITLES", "SERVING_FIELDS", "BenchAssembler", "serving_field"]
 

@@ -16,8 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from logparse.grammar.build import get_parser
+from logparse.grammar.transform import Envelope
+from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
+from logparse.model import numbers
+from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
 from logparse.parsing.benchblocks import BenchAssembler
-from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.columns import (
     NAN,
     AccessColumns,
@@ -26,13 +30,9 @@ from logparse.parsing.columns import (
     epoch,
     prefill_columns,
 )
+from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.coverage import Coverage
-from logparse.model import numbers
-from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
-from logparse.grammar.build import get_parser
-from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
 from logparse.parsing.records import TracebackAssembler
-from logparse.grammar.transform import Envelope
 
 # Below this size a second process costs more (start-up, pickling) than it saves.
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024

@@ -14,7 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logparse.model.events import BenchOneBatchResult, BenchServingResult, LaunchCommand, WeightLoadBegin
+from logparse.model.events import (
+    BenchOneBatchResult,
+    BenchServingResult,
+    LaunchCommand,
+    WeightLoadBegin,
+)
 from logparse.render.redact import redact_coverage
 from logparse.render.sanitize import Sanitizer
 from logparse.render.summary import clean, file_summary

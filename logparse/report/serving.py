@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from logparse.parsing.columns import StatsColumns, epoch, from_epoch
 from logparse.model.events import Retraction
+from logparse.parsing.columns import StatsColumns, epoch, from_epoch
 from logparse.run.views import rank_key
 
 if TYPE_CHECKING:

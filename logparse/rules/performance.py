@@ -7,9 +7,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.parsing import colstats
 from logparse.model.events import CaptureBatchSizes, KnownMessage, SchedulerLimits, Severity
 from logparse.model.findings import Finding
+from logparse.parsing import colstats
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 

@@ -126,7 +126,7 @@ def load_plugins(*, force: bool = False) -> list[PluginProblem]:
             obj = ep.load()
             if callable(obj) and not isinstance(obj, ModuleType):
                 obj()  # an entry point may name a function that registers the rules
-        except Exception as err:  # a broken plugin must never stop logdiag
+        except Exception as err:  # noqa: BLE001 — a broken plugin must never stop logdiag
             for name in set(registry.REGISTRY) - before:
                 _unregister(name)
             PROBLEMS.append(PluginProblem(origin, ep.value, None, f"{type(err).__name__}: {err}"))

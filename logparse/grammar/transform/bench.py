@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from logparse.model.events import BenchBanner, BenchRow, OneBatchLine
 from logparse.grammar.transform.known import known_fields
+from logparse.model.events import BenchBanner, BenchRow, OneBatchLine
 from logparse.model.numbers import present, to_float_or_none, to_int
 
 Children = list[Any]

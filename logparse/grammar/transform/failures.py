@@ -94,6 +94,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.grammar.transform.known import known_fields
 from logparse.model.events import (
     BatchDump,
     C10dLog,
@@ -119,7 +120,6 @@ from logparse.model.events import (
     TracebackStart,
 )
 from logparse.model.lazyre import lazy_compile
-from logparse.grammar.transform.known import known_fields
 from logparse.model.numbers import MAX_COUNT, present, to_float_or_none, to_int
 
 Children = list[Any]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.grammar.transform.known import known_fields
 from logparse.model.events import (
     DecodeBatch,
     HttpAccess,
@@ -17,7 +18,6 @@ from logparse.model.events import (
     ServerReady,
     UvicornLifecycle,
 )
-from logparse.grammar.transform.known import known_fields
 from logparse.model.numbers import MAX_COUNT, note_damage, to_count, to_float_or_none, to_int
 
 Children = list[Any]

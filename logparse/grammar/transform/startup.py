@@ -59,6 +59,7 @@ import re
 import shlex
 from typing import Any
 
+from logparse.grammar.transform.known import known_fields
 from logparse.model.events import (
     CaptureBatchSizes,
     CaptureBegin,
@@ -85,7 +86,6 @@ from logparse.model.events import (
     WeightsReady,
 )
 from logparse.model.lazyre import lazy_compile
-from logparse.grammar.transform.known import known_fields
 from logparse.model.numbers import present, to_float_or_none, to_int
 
 Children = list[Any]
