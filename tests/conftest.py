@@ -8,9 +8,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
-# shared/ sits next to the repository (CI has it too).
+# shared/ sits next to the repository (CI has it too). A clone without it runs the tests on the
+# repository's own copy of that development corpus (fixtures/corpus/shared-dev/, copied verbatim).
 SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus"
+CORPUS = SHARED / "corpus" if (SHARED / "corpus").is_dir() else FIXTURES / "corpus" / "shared-dev"
 
 
 def corpus_logs() -> list[Path]:

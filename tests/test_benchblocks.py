@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from logparse.grammar.build import get_parser
 from logparse.model.events import BenchOneBatchResult, BenchServingResult, Event
 from logparse.parsing.benchblocks import BenchAssembler
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS
 
 
 def _lines(text: str) -> list[str]:

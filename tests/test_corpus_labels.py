@@ -17,7 +17,8 @@ import pytest
 from logparse.engine.core import analyze
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus"
+from tests.conftest import CORPUS
+
 LABELS = sorted(CORPUS.glob("dev-*.labels.json"))
 
 

@@ -22,7 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "fixtures" / "logs"
-CORPUS = ROOT.parent / "shared" / "corpus"
+from tests.conftest import CORPUS
+
 HYBRID = LOGS / "nextn-hybrid-launch.log"  # 8 ranks; ready at line 541
 READY_LINE = 541
 BOUND_S = 30

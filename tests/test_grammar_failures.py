@@ -7,7 +7,6 @@ Every line is also checked to give the same result on the fast path and on the L
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,8 +39,7 @@ from logparse.model.events import (
     TracebackStart,
     Unparsed,
 )
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS
 
 
 @pytest.fixture(scope="module")

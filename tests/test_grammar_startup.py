@@ -39,8 +39,9 @@ from logparse.model.events import (
     WeightLoadEnd,
     WeightsReady,
 )
+from tests.conftest import CORPUS as _CORPUS
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
+CORPUS = str(_CORPUS)
 
 
 @pytest.fixture(scope="module")

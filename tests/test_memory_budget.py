@@ -17,7 +17,8 @@ from logparse.render.text import render as render_text
 from logparse.run.memory import budgets, peak_running
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+from tests.conftest import CORPUS
+
 LOGS = REPO / "fixtures" / "logs"
 RULE = REPO / "fixtures" / "rules" / "cuda-graph-oversized"
 SG = "/sgl-workspace/sglang/python/sglang/srt"

@@ -38,10 +38,7 @@ from logparse.io.reader import (
     read_lines,
     split_points,
 )
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.is_dir():  # the worktree may live elsewhere; the shared dir is fixed
-    CORPUS = Path("/work/shared/corpus")
+from tests.conftest import CORPUS
 
 
 def read_bytes(tmp_path: Path, data: bytes, name: str = "run.log") -> tuple[list[Line], ReadReport]:

@@ -17,8 +17,7 @@ from logparse.grammar.build import get_parser
 from logparse.io.reader import ReadReport, read_lines
 from logparse.model.events import Frame, Traceback
 from logparse.parsing.records import MAX_CONTINUATION_LINES, TracebackAssembler, root_exception
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS
 
 
 def _ts(text: str | None) -> datetime | None:

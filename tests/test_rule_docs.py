@@ -30,6 +30,8 @@ def catalog_table() -> dict[str, dict[str, str]]:
     the section heading, e.g. 'Memory (MEM)', and the first word of the severity column)."""
     out: dict[str, dict[str, str]] = {}
     prefix = ""
+    if not DIAGNOSES.is_file():  # a clone without ../shared/: the two catalog tests skip
+        return out
     for line in DIAGNOSES.read_text(encoding="utf-8").splitlines():
         heading = re.match(r"^## .*\((\w+)\)\s*$", line)
         if heading:
@@ -48,8 +50,10 @@ def catalog_table() -> dict[str, dict[str, str]]:
 
 
 CATALOG = catalog_table()
+needs_diagnoses = pytest.mark.skipif(not DIAGNOSES.is_file(), reason="../shared/diagnoses.md is not beside the repository")
 
 
+@needs_diagnoses
 def test_catalog_parsed() -> None:
     # The catalog has 9 families; if the table format changes, this parser must follow.
     assert len(CATALOG) >= 30, CATALOG
@@ -61,6 +65,7 @@ def test_catalog_parsed() -> None:
     } <= CATALOG.keys()
 
 
+@needs_diagnoses
 @pytest.mark.parametrize("name", sorted(CATALOG))
 def test_every_diagnosis_has_a_rule(name: str) -> None:
     r = lookup(name)

@@ -15,7 +15,8 @@ from tests.conftest import write_log as write
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "rules"
-CORPUS = REPO.parent / "shared" / "corpus"
+from tests.conftest import CORPUS
+
 SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
 FAMILY = ["nccl-timeout", "nccl-error", "custom-allreduce-unavailable", "other-rank-failed"]
 

@@ -14,7 +14,8 @@ from tests.conftest import write_log as write
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "rules"
-CORPUS = REPO.parent / "shared" / "corpus"
+from tests.conftest import CORPUS
+
 FAMILY = ["watchdog-timeout", "startup-stalled", "jit-compile-stall"]
 
 

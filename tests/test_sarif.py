@@ -176,7 +176,7 @@ def test_whole_corpus_sarif_points_at_the_evidence_lines(monkeypatch: pytest.Mon
     from tests.conftest import CORPUS
 
     monkeypatch.chdir(CORPUS.parent)
-    args = ("corpus", "--jobs", "2", "--fail-on", "never")
+    args = (CORPUS.name, "--jobs", "2", "--fail-on", "never")
     r = run(*args, "--format", "sarif")
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
