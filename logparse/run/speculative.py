@@ -202,7 +202,15 @@ class Acceptance:
 
 
 def acceptance(log: ParsedLog) -> Acceptance:
-    """From the decode stats lines that print `accept len`, else from bench_serving results."""
+    """From the decode stats lines that print `accept len`, else from bench_serving results;
+    computed once per parsed log (two rules and compare ask for it)."""
+    cached = log.derived.get("acceptance")
+    if cached is None:
+        cached = log.derived["acceptance"] = _acceptance(log)
+    return cached  # type: ignore[no-any-return]
+
+
+def _acceptance(log: ParsedLog) -> Acceptance:
     d = log.decode
     acc = d.cols["accept_len"]
     idx = colstats.present_indices(acc)
