@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from typing import Any, NoReturn, TextIO
 
 import click
@@ -26,6 +26,7 @@ from logparse.gate.config import (
     validate_selectors,
 )
 from logparse.gate.report import CheckReport, FileResult, build_report
+from logparse.io.readreport import InputError
 from logparse.render.check_json import display_path
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -128,29 +129,22 @@ class Progress:
 
 
 def run_all(files: Sequence[str], thresholds: dict[str, dict[str, Any]], jobs: int,
-            progress: Progress | None = None) -> list[FileResult]:
-    """Analyze every file, in input order; a process pool across files when jobs > 1.
-    Stdin is read in this process (a worker cannot take it over)."""
+            progress: Progress | None = None, dask: str | None = None) -> list[FileResult]:
+    """Analyze every file, in input order: in this process, a process pool across files when
+    jobs > 1, or a Dask cluster (`--dask`, logparse.fleet). Stdin is read in this process (a
+    worker cannot take it over)."""
+    from logparse.fleet import map_files
+
     progress = progress or Progress(0)
     results: list[FileResult | None] = [None] * len(files)
     pooled = [k for k, f in enumerate(files) if f != "-"]
-    if jobs > 1 and len(pooled) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(pooled))) as pool:
-            futures = {pool.submit(analyze_file, files[k], thresholds): k for k in pooled}
-            try:
-                for fut in as_completed(futures):
-                    k = futures[fut]
-                    results[k] = fut.result()
-                    progress.tick(files[k])
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    else:
-        # One file alone may use the jobs to split itself by byte ranges.
-        inner = jobs if len(files) == 1 else 1
-        for k in pooled:
-            results[k] = analyze_file(files[k], thresholds, inner)
-            progress.tick(files[k])
+    # One file alone (no cluster) may use the jobs to split itself by byte ranges.
+    inner = jobs if len(files) == 1 and dask is None else 1
+    done = map_files(partial(analyze_file, thresholds=thresholds, jobs=inner),
+                     [files[k] for k in pooled], dask=dask, jobs=jobs,
+                     on_done=lambda i: progress.tick(files[pooled[i]]))
+    for k, res in zip(pooled, done, strict=True):
+        results[k] = res
     for k, f in enumerate(files):
         if f == "-":
             results[k] = analyze_file(f, thresholds)
@@ -202,6 +196,39 @@ def _load_baseline(path: str | None) -> Baseline | None:
         return load_baseline(path)
     except BaselineError as err:
         fail(str(err))
+
+
+def _dask_target(value: str | None) -> str | None:
+    """Validate --dask before any work (a bad value is exit 2); the cluster starts in run_all."""
+    if value is None:
+        return None
+    from logparse.fleet import TargetError, parse_target, require_dask
+
+    try:
+        target = parse_target(value).describe()
+        require_dask()
+    except (TargetError, InputError) as err:
+        fail(str(err))
+    return target
+
+
+def _run_reported(*args: Any, **kwargs: Any) -> list[FileResult]:
+    """run_all, with every file that failed on a cluster named on its own line (exit 2)."""
+    from logparse.fleet import FilesFailed
+
+    try:
+        return run_all(*args, **kwargs)
+    except FilesFailed as err:
+        for failure in err.failures[:-1]:
+            _say(failure.message)
+        fail(err.failures[-1].message)
+
+
+def _say(message: str) -> None:
+    from logparse.render.neutral import one_line
+    from logparse.render.redact import redact_text
+
+    click.echo(f"logdiag: {one_line(redact_text(message))}", err=True)
 
 
 def _write(path: str, text: str, what: str) -> None:
@@ -311,6 +338,9 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with failing findings (input errors still exit 2).")
 @click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes: files are analyzed in parallel (one file alone is split by byte ranges).")
+@click.option("--dask", metavar="ADDRESS", default=None,
+              help="Analyze the files on Dask: a scheduler (tcp://host:8786) or local[:N] (a local "
+                   "cluster of N workers, default 2). Needs: pip install 'logdiag[dask]'.")
 @click.option("--config", "config_file", metavar="FILE",
               help="A pyproject.toml ([tool.logdiag]) or logdiag.toml instead of the discovered one.")
 @click.option("--baseline", "baseline_file", metavar="FILE",
@@ -323,8 +353,9 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
           fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
           baseline_file: str | None, write_baseline: str | None, no_redact: bool = False,
-          baseline_run: str | None = None, vary: tuple[str, ...] = ()) -> None:
+          baseline_run: str | None = None, vary: tuple[str, ...] = (), dask: str | None = None) -> None:
     started = time.monotonic()
+    dask_target = _dask_target(dask)
     config, threshold = _settings(config_file, select, ignore, fail_on)
     baseline_path = baseline_file or config.baseline
     if write_baseline and baseline_path and not os.path.exists(baseline_path):
@@ -335,7 +366,7 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
 
     refuse_overwrite([p for p in (output, write_baseline) if p and p != "-"], files)
 
-    results = run_all(files, config.thresholds, jobs, Progress(len(files)))
+    results = _run_reported(files, config.thresholds, jobs, Progress(len(files)), dask=dask_target)
     _warn_rule_errors(results)
     from logparse.render.sanitize import clean_check
 

@@ -1,0 +1,91 @@
+"""The Dask backend: files as tasks on a running scheduler or on a `LocalCluster` started for the
+call (loopback, one process and one thread per worker, no dashboard). Imports `distributed`."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from logparse.fleet.target import DaskTarget
+from logparse.fleet.task import FileFailure, TaskContext, run_task
+from logparse.io.readreport import InputError
+
+# A task that raises is resubmitted this often (a transient error); a task whose worker *died*
+# is rescheduled by the scheduler itself, up to `distributed.scheduler.allowed-failures` times.
+RETRIES = 2
+ALLOWED_FAILURES = 3
+CONNECT_TIMEOUT = "10s"
+EXTRA_HINT = "--dask needs the dask extra: pip install 'logdiag[dask]'"
+
+
+class FleetUnavailable(InputError):
+    """`distributed` is not installed, or the scheduler cannot be reached (exit 2, one line)."""
+
+
+def require_dask() -> None:
+    """Raise `FleetUnavailable` (one line, exit 2) when the dask extra is not installed."""
+    _distributed()
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise FleetUnavailable(EXTRA_HINT) from None
+    return distributed
+
+
+@contextmanager
+def _client(target: DaskTarget) -> Iterator[Any]:
+    distributed = _distributed()
+    import dask
+
+    # The cluster's own chatter (a worker restarted, a closing comm) is not our output.
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if target.address is not None:
+        try:
+            client = distributed.Client(target.address, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as err:
+            raise FleetUnavailable(f"cannot connect to the Dask scheduler {target.address}: "
+                                   f"{err}") from None
+        with client:
+            yield client
+        return
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        cluster = distributed.LocalCluster(
+            n_workers=target.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None, silence_logs=logging.ERROR)
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def dask_map(fn: Callable[[str], Any], paths: Sequence[str], target: DaskTarget,
+             done: Callable[[int], None]) -> list[Any]:
+    """Every file as one task; results (or `FileFailure`s) in input order."""
+    if not paths:
+        return []
+    distributed = _distributed()
+    context = TaskContext.here()
+    call = uuid.uuid4().hex[:12]  # unique keys: two calls on one scheduler never share results
+    with _client(target) as client:
+        futures = [client.submit(run_task, fn, path, context, key=f"logdiag-{call}-{k}",
+                                 retries=RETRIES, pure=False)
+                   for k, path in enumerate(paths)]
+        index = {fut.key: k for k, fut in enumerate(futures)}
+        for fut in distributed.as_completed(futures):
+            done(index[fut.key])
+        return [_result(fut, path, distributed) for fut, path in zip(futures, paths, strict=True)]
+
+
+def _result(fut: Any, path: str, distributed: Any) -> Any:
+    if fut.status != "error":
+        return fut.result()
+    err = fut.exception()
+    if isinstance(err, distributed.KilledWorker):
+        # The file killed every worker that tried it (out of memory?): a failure of that file.
+        return FileFailure(path=path, message=f"cannot read {path}: its Dask worker died on "
+                                              "every attempt (out of memory?)")
+    raise err
