@@ -12,12 +12,23 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from logparse._version import __version__
-from logparse.io.reader import InputError, check_readable, expand_paths
+from logparse.cli.options import (
+    examples,
+    jobs_option,
+    no_redact_option,
+    paths_argument,
+    resolve_inputs,  # re-exported: the other command modules import it from here
+    window_options,
+)
+from logparse.io.reader import InputError
+
+if TYPE_CHECKING:
+    from logparse.model.window import TimeWindow
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -55,22 +66,6 @@ def refuse_overwrite(outputs: list[str], inputs: list[str]) -> None:
         hit = overwritten_input(out, inputs)
         if hit is not None:
             fail(f"refusing to write {out}: it is the input {hit}")
-
-
-def resolve_inputs(paths: tuple[str, ...]) -> list[str]:
-    """Expand directories; check every file; one clear line and exit 2 on the first bad input."""
-    try:
-        files = expand_paths(list(paths))
-        for f in files:
-            if f != "-":
-                check_readable(f)
-    except InputError as err:
-        fail(str(err))
-    return files
-
-
-def _jobs_default() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 class _ClosedStream(io.TextIOBase):
@@ -200,18 +195,26 @@ def main() -> None:
     """
 
 
-@main.command()
-@click.argument("paths", nargs=-1, required=True)
+@main.command(epilog=examples(
+    "logdiag analyze run.log",
+    "logdiag analyze run.log --format json",
+    "logdiag analyze logs/ other.log.gz -",
+    "logdiag analyze 'logs/**/*.log' --since 2h",
+    "logdiag analyze node0.log node1.log --run",
+))
+@paths_argument()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--jobs", type=click.IntRange(1, 64), default=_jobs_default, show_default="2 on 2+ cores",
-              help="Processes for one large plain file (byte-range split).")
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+@jobs_option()
+@no_redact_option
 @click.option("--run", "one_run", is_flag=True,
               help="The files are one run (per node or per rank): merge them by timestamp and analyze them as one.")
-def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False, one_run: bool = False) -> None:
+@window_options
+def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False, one_run: bool = False,
+            window: TimeWindow | None = None) -> None:
     """Analyze logs: outcome, root cause, startup, serving, benchmarks, coverage.
 
-    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside) or - for stdin.
+    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
+    glob patterns (expanded by logdiag, so quoted globs work) or - for stdin.
     """
     from logparse.engine.core import analyze as run
 
@@ -221,9 +224,10 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
         from logparse.parsing.pipeline import parse_file
         from logparse.run.merge import merge_logs
 
-        analyses = [analyze_log(merge_logs([parse_file(f, jobs=jobs) for f in files]))]
+        # A relative window counts back from each file's own last timestamp.
+        analyses = [analyze_log(merge_logs([parse_file(f, jobs=jobs, window=window) for f in files]))]
     else:
-        analyses = [run(f, jobs=jobs) for f in files]
+        analyses = [run(f, jobs=jobs, window=window) for f in files]
     if fmt == "json":
         from logparse.render.json import render
 
@@ -240,10 +244,10 @@ def _event_kinds() -> list[str]:
     return sorted(EVENT_CLASSES)
 
 
-def _rows(path: str, kind: str, jobs: int) -> Iterator[dict[str, Any]]:
+def _rows(path: str, kind: str, jobs: int, window: TimeWindow | None = None) -> Iterator[dict[str, Any]]:
     from logparse.parsing.pipeline import parse_file
 
-    log = parse_file(path, jobs=jobs)
+    log = parse_file(path, jobs=jobs, window=window)
     columns: dict[str, Any] = {"decode_batch": log.decode, "prefill_batch": log.prefill, "http_access": log.access}
     if kind in columns:
         for e in columns[kind].iter_events(log.path):
@@ -269,16 +273,27 @@ def _flatten(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@main.command()
-@click.argument("path")
+@main.command(epilog=examples(
+    "logdiag events run.log --kind decode_batch --format csv",
+    "logdiag events logs/ --kind traceback --format jsonl",
+    "logdiag events run.log --kind decode_batch --since '2025-01-01 12:00:00' --until 12:30",
+    "logdiag events --kind list",
+))
+@paths_argument(required=False)
 @click.option("--kind", required=True, help="Event kind, e.g. decode_batch, prefill_batch, http_access, traceback, "
-              "capture_end, weight_load_end, bench_serving_result. `--kind list` shows all.")
+              "capture_end, weight_load_end, bench_serving_result. `--kind list` shows all (no PATHS needed).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True)
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
-def events(path: str, kind: str, fmt: str, jobs: int, no_redact: bool = False) -> None:
-    """Export one event table of a log as CSV or JSON lines (secrets redacted; CSV cells never
-    start a spreadsheet formula)."""
+@jobs_option()
+@no_redact_option
+@window_options
+def events(paths: tuple[str, ...], kind: str, fmt: str, jobs: int, no_redact: bool = False,
+           window: TimeWindow | None = None) -> None:
+    """Export one event table of logs as CSV or JSON lines (secrets redacted; CSV cells never
+    start a spreadsheet formula). Every row names its source file.
+
+    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
+    glob patterns (expanded by logdiag, so quoted globs work) or - for stdin.
+    """
     import csv
     import io
     import json
@@ -288,14 +303,16 @@ def events(path: str, kind: str, fmt: str, jobs: int, no_redact: bool = False) -
         click.echo("\n".join(kinds))
         return
     if kind not in kinds:
-        fail(f"unknown event kind '{kind}' (see: logdiag events PATH --kind list)")
+        fail(f"unknown event kind '{kind}' (see: logdiag events --kind list)")
+    if not paths:
+        fail("missing PATHS: the logs to export (see: logdiag events --help)")
     # A directory: every log in it (each row names its source), never just the first one.
-    files = resolve_inputs((path,))
+    files = resolve_inputs(paths)
     from itertools import chain
 
     from logparse.render.sanitize import clean_rows
 
-    found = chain.from_iterable(_rows(file, kind, jobs) for file in files)
+    found = chain.from_iterable(_rows(file, kind, jobs, window) for file in files)
     rows = clean_rows((_flatten(r) if fmt == "csv" else r for r in found),
                       redact=not no_redact, csv=fmt == "csv")
     out = sys.stdout
@@ -326,6 +343,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("logparse.cli.report", "report"),
     "follow": ("logparse.cli.follow", "follow"),
     "compare": ("logparse.cli.compare", "compare"),
+    "export": ("logparse.cli.export", "export"),
 }
 
 

@@ -70,3 +70,16 @@ def serving_summary(log: ParsedLog) -> dict[str, Any]:
         out["http_status"] = {str(k): v for k, v in sorted(Counter(a.status).items())}
     out["retractions"] = len(log.of(Retraction))
     return {k: v for k, v in out.items() if v is not None}
+
+
+def launch_serving(log: ParsedLog, first_line: int, last_line: int) -> dict[str, Any]:
+    """Decode stats of one launch attempt (lines first_line..last_line): how many stats lines, and
+    their median generation throughput (None without any). `export`'s runs table reads it."""
+    from bisect import bisect_left, bisect_right
+
+    d = log.decode
+    lines = d.line
+    # Stats lines are appended in file order (byte-range parts are merged in order).
+    lo, hi = bisect_left(lines, first_line), bisect_right(lines, last_line)
+    gen = d.cols["gen_throughput"][lo:hi]
+    return {"decode_lines": hi - lo, "gen_throughput_median": _round(_median(gen)) if hi > lo else None}
