@@ -54,6 +54,7 @@ def analyze_log(log: ParsedLog, *, config: Any = None) -> Analysis:
     return analysis
 
 
-def analyze(path: str, *, jobs: int = 1, config: Any = None) -> Analysis:
-    """Parse and analyze one log file ('-' for stdin)."""
-    return analyze_log(parse_file(path, jobs=jobs), config=config)
+def analyze(path: str, *, jobs: int = 1, config: Any = None, window: Any = None) -> Analysis:
+    """Parse and analyze one log file ('-' for stdin); `window` (a `model.window.TimeWindow`)
+    keeps only the lines between --since and --until."""
+    return analyze_log(parse_file(path, jobs=jobs, window=window), config=config)

@@ -14,7 +14,8 @@ kv-cache-saturated = "error"
 min_accept_len = 1.8
 ```
 
-A `logdiag.toml` holds the same keys at its top level (no `[tool.logdiag]` table). Discovery
+A `logdiag.toml` holds the same keys at its top level, or the same `[tool.logdiag]` table as a
+pyproject.toml (either, not both). Discovery
 walks from the working directory upward, stopping at the repository root (`.git`) or the home
 directory (with neither above, only the working directory counts), and takes the first
 `logdiag.toml`, or the first `pyproject.toml` that has a `[tool.logdiag]` table. Every problem is a `ConfigError` whose
@@ -411,4 +412,14 @@ def load_config(path: str | os.PathLike[str] | None = None, *, cwd: str | os.Pat
         if table is None:
             return Config(source=str(p))  # an explicit pyproject without our table: the defaults
         return parse_config(table, str(p), "tool.logdiag")
+    # A logdiag.toml takes the keys at its top level, or the README's [tool.logdiag] table (the
+    # same text as in a pyproject.toml, copied over); not both, which would leave it unclear
+    # which one counts.
+    tool = doc.get("tool")
+    if isinstance(tool, dict) and "logdiag" in tool:
+        others = sorted(k for k in doc if k != "tool") + sorted(f"tool.{k}" for k in tool if k != "logdiag")
+        if others:
+            raise ConfigError(f"invalid configuration in {p}: [tool.logdiag] and top-level keys "
+                              f"together ({', '.join(others)}); use one of them")
+        return parse_config(tool["logdiag"], str(p), "tool.logdiag")
     return parse_config(doc, str(p), "")

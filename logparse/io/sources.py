@@ -130,6 +130,7 @@ def _bounded(blocks: Iterator[bytes], report: ReadReport, limit: int | None,
     check_readable could not look at), refuse binary data on its first SNIFF_BYTES."""
     total = 0
     head = b""
+    stream = sniff
     for block in blocks:
         total += len(block)
         if limit is not None and total > limit:
@@ -153,6 +154,10 @@ def _bounded(blocks: Iterator[bytes], report: ReadReport, limit: int | None,
         reason = binary_reason(head)
         if reason:
             raise InputError(f"{display_name(report.path)} is not a text log ({reason})")
+    if stream and total == 0 and not report.damaged:
+        # The same answer as check_readable gives an empty file (exit 2): a log with no line in
+        # it is the wrong input or a server that never wrote, whether it came as a file or a pipe.
+        raise InputError(f"{display_name(report.path)} is empty")
 
 
 def _stream_blocks(

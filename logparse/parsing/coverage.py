@@ -39,6 +39,9 @@ class Coverage:
     unparsed: int = 0
     templates: Counter[str] = field(default_factory=Counter)
     first_line: dict[str, int] = field(default_factory=dict)
+    # Lines left out by a time window (--since/--until): total = recognized + unparsed + this.
+    outside_window: int = 0
+    window: dict[str, str | None] | None = None  # as given and as resolved, when one was set
 
     def add_unparsed(self, line_no: int, text: str) -> None:
         self.unparsed += 1
@@ -62,7 +65,9 @@ class Coverage:
 
     @property
     def share(self) -> float:
-        return self.recognized / self.total if self.total else 1.0
+        # Of the lines inside the window (all lines without one).
+        inside = self.recognized + self.unparsed
+        return self.recognized / inside if inside else 1.0
 
     def top(self, n: int = 10) -> list[dict[str, Any]]:
         items = sorted(self.templates.items(), key=lambda kv: (-kv[1], self.first_line.get(kv[0], 0)))
@@ -75,4 +80,5 @@ class Coverage:
             "unparsed": self.unparsed,
             "recognized_share": round(self.share, 4),
             "top_unparsed": self.top(n),
-        }
+        } | ({"outside_window": self.outside_window, "window": dict(self.window)}
+             if self.window is not None else {})

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.build import get_parser
 from logparse.grammar.transform import Envelope
@@ -33,6 +33,9 @@ from logparse.parsing.columns import (
 from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.coverage import Coverage
 from logparse.parsing.records import TracebackAssembler
+
+if TYPE_CHECKING:
+    from logparse.model.window import TimeWindow
 
 # Below this size a second process costs more (start-up, pickling) than it saves.
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
@@ -294,9 +297,10 @@ class _Stage2:
         self.log.reindex()
 
 
-def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
+def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) -> ParsedLog:
     """Parse one log (plain, .gz or '-' for stdin). jobs > 1 splits a large plain file by byte
-    ranges across processes."""
+    ranges across processes. With a time window (`--since`/`--until`), only the lines inside it
+    become events; the others are counted in `coverage.outside_window` (`parsing/window.py`)."""
     ranges: list[tuple[int, int, int]] = []
     if jobs > 1 and path != "-":
         # One part for a small, gzip or non-regular source (a FIFO is opened once, by read_lines).
@@ -311,23 +315,44 @@ def parse_file(path: str, *, jobs: int = 1) -> ParsedLog:
 
         with ProcessPoolExecutor(max_workers=len(ranges)) as pool:
             parts = list(pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True)))
+        rest: list[Rest] = []
         for part in parts:
             _merge_part(log, part)
-            for item in part.rest:
-                stage2.feed(item)
+            if window is None:
+                for item in part.rest:
+                    stage2.feed(item)
+            else:
+                rest.extend(part.rest)
             part.rest.clear()
     else:
         part = _new_part(path)
         part.report = log.report
-        for item in _stage1(read_lines(path, log.report), part, False):
+        # A window needs the log's last timestamp before it can decide: keep the lines first.
+        rest = part.rest
+        for item in _stage1(read_lines(path, log.report), part, window is not None):
             stage2.feed(item)
         _merge_part(log, part, report=False)
+    if window is not None:
+        _feed_window(log, stage2, window, rest)
     stage2.finish()
     log.report.damaged_numbers += numbers.damaged() - damaged
     hot = len(log.decode) + len(log.prefill) + len(log.access)
-    log.coverage.recognized += hot
-    log.coverage.total = log.coverage.recognized + log.coverage.unparsed
+    cov = log.coverage
+    cov.recognized += hot
+    cov.total = cov.recognized + cov.unparsed + cov.outside_window
     return log
+
+
+def _feed_window(log: ParsedLog, stage2: _Stage2, window: TimeWindow, rest: list[Rest]) -> None:
+    from logparse.parsing.window import apply_window
+
+    inside = apply_window(window, log.path, rest, log.decode, log.prefill, log.access, stage2.times)
+    log.decode, log.prefill, log.access = inside.decode, inside.prefill, inside.access
+    log.coverage.outside_window = inside.outside
+    log.coverage.window = {**window.as_dict(), "from": inside.since, "to": inside.until}
+    for item in inside.rest:
+        stage2.feed(item)
+    rest.clear()
 
 
 def _merge_part(log: ParsedLog, part: _Part, *, report: bool = True) -> None:

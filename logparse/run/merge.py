@@ -100,6 +100,9 @@ def merge_logs(logs: Sequence[ParsedLog]) -> ParsedLog:
         out.coverage.recognized += log.coverage.recognized
         out.coverage.unparsed += log.coverage.unparsed
         out.coverage.total += log.coverage.total
+        out.coverage.outside_window += log.coverage.outside_window
+        if log.coverage.window is not None:  # the same options on every file of the run
+            out.coverage.window = log.coverage.window
     out.events.sort(key=lambda e: (e.line, e.end_line))
     out.decode = _stats([(log.decode, remap[i]) for i, log in enumerate(logs)], logs[0].decode)
     out.prefill = _stats([(log.prefill, remap[i]) for i, log in enumerate(logs)], logs[0].prefill)

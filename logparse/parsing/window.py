@@ -1,0 +1,154 @@
+"""Apply a time window (`model/window.py`) to one parsed log, between stage 1 and stage 2.
+
+Every line gets a time: its own timestamp, else that of the nearest timestamped line before it
+(a traceback body belongs to the line that started it), else — before the first timestamp, such
+as a pasted launch command — the first timestamp. Lines outside the window are not parsed into
+events; they are counted (`Coverage.outside_window`), so recognized + unparsed + outside_window
+is every line. The decision reads only the stage-1 output (kept lines in file order, hot columns
+in file order), which a byte-range split produces identically, so the result does not depend on
+`--jobs`.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from logparse.io.reader import InputError
+from logparse.model.window import TimeWindow, WindowError
+from logparse.parsing.columns import AccessColumns, StatsColumns, epoch, from_epoch
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from logparse.parsing.pipeline import Rest, TimeCache
+
+__all__ = ["Windowed", "apply_window"]
+
+
+@dataclass
+class Windowed:
+    """What stays inside the window, and how many lines did not."""
+
+    rest: list[Any]
+    decode: StatsColumns
+    prefill: StatsColumns
+    access: AccessColumns
+    outside: int
+    since: str | None  # the resolved bounds, as the log prints times
+    until: str | None
+
+
+def _ts_text(item: Rest) -> str | None:
+    # The same choice as the pipeline: the envelope's timestamp, else the wrapper's.
+    env, wrapper = item[3], item[2]
+    if env is not None and env.ts is not None:
+        return str(env.ts)
+    if wrapper is not None and getattr(wrapper, "ts", None):
+        return str(wrapper.ts)
+    return None
+
+
+def _np_of(values: array[Any], dtype: str) -> npt.NDArray[Any]:
+    import numpy as np
+
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def _array(code: str, values: npt.NDArray[Any]) -> array[Any]:
+    out = array(code)
+    out.frombytes(values.tobytes())
+    return out
+
+
+def _select_stats(cols: StatsColumns, keep: npt.NDArray[np.bool_]) -> StatsColumns:
+    import numpy as np
+
+    if keep.all():
+        return cols
+    idx = np.nonzero(keep)[0]
+    out = StatsColumns(cols.event_cls, cols.fields)
+    out.ranks = cols.ranks  # codes stay valid: the interner is shared
+    out.line = _array("q", _np_of(cols.line, "int64")[idx])
+    out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
+    out.rank = _array("i", _np_of(cols.rank, "int32")[idx])
+    for name in cols.fields:
+        out.cols[name].extend(_array("d", _np_of(cols.cols[name], "float64")[idx]))
+    new_row = np.full(len(keep), -1, dtype="int64")
+    new_row[idx] = np.arange(len(idx), dtype="int64")
+    for name, (rows, values) in cols.extra.items():
+        r = _np_of(rows, "int64")
+        inside = keep[r]
+        if inside.any():
+            out.extra[name] = (_array("q", new_row[r[inside]]),
+                               _array("d", _np_of(values, "float64")[inside]))
+    return out
+
+
+def _select_access(cols: AccessColumns, keep: npt.NDArray[np.bool_]) -> AccessColumns:
+    import numpy as np
+
+    if keep.all():
+        return cols
+    idx = np.nonzero(keep)[0]
+    out = AccessColumns()
+    out.ranks, out.strings = cols.ranks, cols.strings
+    out.line = _array("q", _np_of(cols.line, "int64")[idx])
+    out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
+    for name in ("rank", "status", "method", "path", "client"):
+        setattr(out, name, _array("i", _np_of(getattr(cols, name), "int32")[idx]))
+    return out
+
+
+def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsColumns,
+                 prefill: StatsColumns, access: AccessColumns, times: TimeCache) -> Windowed:
+    """Keep the lines inside `window`; InputError (one line) when the log has no timestamp or
+    the window is empty in this log (--since after --until once resolved)."""
+    import numpy as np
+
+    name = "stdin" if path == "-" else path
+    rest_lines = np.fromiter((item[0] for item in rest), dtype="int64", count=len(rest))
+    rest_ts = np.fromiter((times.epoch(_ts_text(item)) for item in rest), dtype="float64",
+                          count=len(rest))
+    hot = [(_np_of(c.line, "int64"), _np_of(c.ts, "float64")) for c in (decode, prefill, access)]
+    lines = np.concatenate([rest_lines, *(h[0] for h in hot)])
+    stamps = np.concatenate([rest_ts, *(h[1] for h in hot)])
+    timed = ~np.isnan(stamps)
+    if not timed.any():
+        raise InputError(f"{name} has no timestamped line: --since/--until cannot apply")
+    order = np.argsort(lines[timed], kind="stable")
+    clock_lines, clock_ts = lines[timed][order], stamps[timed][order]
+    last = from_epoch(float(clock_ts.max()))
+    assert last is not None
+    try:
+        lo, hi = window.resolve(last)
+    except WindowError as err:
+        raise InputError(f"{name}: {err}") from None
+    lo_e = epoch(lo) if lo is not None else -np.inf
+    hi_e = epoch(hi) if hi is not None else np.inf
+
+    def inside(at: npt.NDArray[np.int64], ts: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+        missing = np.isnan(ts)
+        if missing.any():
+            # The nearest timestamped line strictly before; before the first one: the first.
+            owner = np.searchsorted(clock_lines, at[missing], side="left") - 1
+            ts = ts.copy()
+            ts[missing] = clock_ts[np.maximum(owner, 0)]
+        return (ts >= lo_e) & (ts <= hi_e)  # type: ignore[no-any-return]
+
+    keep_rest = inside(rest_lines, rest_ts)
+    keeps = [inside(*h) for h in hot]
+    outside = int(len(keep_rest) - keep_rest.sum()) + sum(int(len(k) - k.sum()) for k in keeps)
+    kept = rest if keep_rest.all() else [item for item, k in zip(rest, keep_rest, strict=True) if k]
+    fmt = "%Y-%m-%d %H:%M:%S" if last.year != 1900 else "%m-%d %H:%M:%S"
+    return Windowed(
+        rest=kept,
+        decode=_select_stats(decode, keeps[0]),
+        prefill=_select_stats(prefill, keeps[1]),
+        access=_select_access(access, keeps[2]),
+        outside=outside,
+        since=lo.strftime(fmt) if lo is not None else None,
+        until=hi.strftime(fmt) if hi is not None else None,
+    )
