@@ -418,6 +418,15 @@ def _mutated_cases(cases: int, seed: int, seeds: Sequence[Sequence[str]]) -> Ite
         yield i, mutate(rng, base, seeds)
 
 
+def _rss_now_mib() -> float:
+    """This process's resident set size now (Linux /proc; 0 where it is not available)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _checkpoint(folder: str, index: int, mutated: Figures, subst: Figures) -> None:
     """This worker's figures so far, as JSON (a long campaign can be read before it ends)."""
     if not folder:
@@ -426,6 +435,9 @@ def _checkpoint(folder: str, index: int, mutated: Figures, subst: Figures) -> No
                    "accounting": f.accounting, "leaks": f.leaks, "injections": f.injections,
                    "issues": dict(f.issues)} for name, f in (("mutated", mutated), ("numbers", subst))}
     data["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # type: ignore[assignment]
+    # The resident size now, next to the peak: a series of checkpoints shows whether memory grows
+    # with the number of cases (a leak) or only with one input (bounded per case).
+    data["rss_now_mib"] = _rss_now_mib()  # type: ignore[assignment]
     tmp = os.path.join(folder, f"worker-{index}.json.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)

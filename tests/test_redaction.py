@@ -366,3 +366,42 @@ def test_every_alternative_starts_with_a_literal() -> None:
 
     for kind, source in _FOLDED + _CASED:
         assert re.match(r"\\[?&;]|[A-Za-z0-9_:-]", source), (kind, source[:20])
+
+
+# Found by the 10,000-case campaign (benchmarks/fuzz.py, seed 11): a secret whose context was in
+# another item of a list, and a key ID with the next word glued on.
+def test_a_secret_split_across_list_items_is_masked_in_every_item_it_covers() -> None:
+    # A pasted `--model-path <moAuthorization: Bearer KEY…` parsed into a flag's list of values.
+    r = Redactor()
+    out = r.data({"model": ["<moAuthorization:", "Bearer", "AKIAIOSFODNN7EXAMPLEdel>"]})
+    assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(out)
+    assert out["model"][:2] == ["<moAuthorization:", "Bearer"]
+    # argv split into words: the flag in one item, its value in the next.
+    argv = r.data(["python3", "-m", "sglang.launch_server", "--api-key", "QwXargvSecret9", "--tp", "8"])
+    assert argv == ["python3", "-m", "sglang.launch_server", "--api-key", MASK, "--tp", "8"]
+    # Items without a secret are left as they are, and the count says what was masked.
+    plain = Redactor()
+    assert plain.data(["--tp", "8", "--model-path", "/models/x"]) == ["--tp", "8", "--model-path", "/models/x"]
+    assert plain.total == 0
+
+
+def test_an_aws_key_id_with_a_glued_suffix_is_still_masked() -> None:
+    r = Redactor()
+    assert "AKIAIOSFODNN7EXAMPLE" not in r.text("tvm.error.Internal AKIAIOSFODNN7EXAMPLEE")
+    assert "AKIAIOSFODNN7EXAMPLE" not in r.text("AKIAIOSFODNN7EXAMPLEError: bad")
+    assert r.counts["aws-access-key-id"] == 2
+
+
+def test_campaign_cases_leak_no_secret_in_analyze_json(tmp_path: Path) -> None:
+    from logparse.cli.main import main
+
+    cases = {
+        "split.log": "Example: sglang serve --model-path <moAuthorization: Bearer AKIAIOSFODNN7EXAMPLEdel> [opt\n",
+        "glued.log": "ValueError: bad\ntvm.error.Internalapi_key: AKIAIOSFODNN7EXAMPLEE\n",
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        res = CliRunner().invoke(main, ["analyze", "--format", "json", "--jobs", "1", str(path)])
+        assert res.exit_code in (0, 1), res.output
+        assert "AKIAIOSFODNN7EXAMPLE" not in res.output, name

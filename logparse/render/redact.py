@@ -17,6 +17,7 @@ The names are anchored so that SGLang's many harmless `token` words (`#token: 47
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -119,7 +120,9 @@ _CASED: list[tuple[str, str]] = [
     ),
     (
         "aws-access-key-id",
-        r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+        # 16 characters after the prefix in a real key ID; more when a paste glued the next word on
+        # (`…EXAMPLEError`), which must not let the key through.
+        r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[0-9A-Z]{16}[0-9A-Za-z]*",
     ),
     ("google-api-key", r"A(?<![A-Za-z0-9_\-]A)Iza[0-9A-Za-z_\-]{30,}"),
     ("jwt", r"e(?<![A-Za-z0-9_\-]e)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
@@ -248,6 +251,25 @@ class Redactor:
                 return MASK  # counted once, at its BEGIN line
             self._pem_open = False
             value = (MASK if value[: closed.start()].strip() else "") + value[closed.start() :]
+        spans = self._spans(value)
+        if not spans:
+            if _pem_body(value):
+                self.scans += 1
+                self.counts["private-key"] += 1
+                return MASK
+            return value
+        out: list[str] = []
+        pos = 0
+        for start, end, repl, kind in spans:
+            self.counts[kind] += 1
+            out.append(value[pos:start])
+            out.append(repl)
+            pos = end
+        out.append(value[pos:])
+        return "".join(out)
+
+    def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
+        """The secrets in `value` as sorted, non-overlapping (start, end, replacement, kind)."""
         folded, cased = scanners()
         self.scans += 2
         spans: list[tuple[int, int, str, str]] = []
@@ -256,24 +278,50 @@ class Redactor:
                 hit = self._mask(m, value)
                 if hit is not None:
                     spans.append(hit)
-        if not spans:
-            if _pem_body(value):
-                self.scans += 1
-                self.counts["private-key"] += 1
-                return MASK
-            return value
         spans.sort(key=lambda s: (s[0], -s[1]))
-        out: list[str] = []
+        kept: list[tuple[int, int, str, str]] = []
         pos = 0
-        for start, end, repl, kind in spans:
-            if start < pos:  # inside a secret already masked (the two scans overlap)
+        for span in spans:
+            if span[0] < pos:  # inside a secret already masked (the two scans overlap)
                 continue
-            self.counts[kind] += 1
-            out.append(value[pos:start])
-            out.append(repl)
-            pos = end
-        out.append(value[pos:])
-        return "".join(out)
+            kept.append(span)
+            pos = span[1]
+        return kept
+
+    def _words(self, items: list[Any], done: list[Any]) -> list[Any]:
+        """A list of strings is often one text split into words (a command line's argv, a flag's
+        values): `Bearer` in one item and the token in the next, `--api-key` and its value. Items
+        the one-by-one pass left alone are masked where a secret of the text they were split from,
+        joined by spaces, covers them. One more pair of scans for the whole list: still linear."""
+        if len(items) < 2 or not all(isinstance(v, str) for v in items):
+            return done
+        joined = " ".join(items)
+        saved = self._pem_open
+        spans = self._spans(joined)
+        self._pem_open = saved
+        if not spans:
+            return done
+        out = list(done)
+        starts: list[int] = []
+        pos = 0
+        for v in items:
+            starts.append(pos)
+            pos += len(v) + 1
+        for start, end, _repl, kind in spans:
+            first = bisect.bisect_right(starts, start) - 1
+            last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+            masked = False
+            for i in range(max(first, 0), last + 1):
+                if out[i] != items[i]:
+                    continue  # the item's own pass masked it already
+                lo, hi = max(start - starts[i], 0), min(end - starts[i], len(items[i]))
+                if lo >= hi:
+                    continue
+                out[i] = items[i][:lo] + MASK + items[i][hi:]
+                masked = True
+            if masked:
+                self.counts[kind] += 1
+        return out
 
     def lines(self, values: list[str]) -> list[str]:
         """Consecutive lines of one log region: a PEM block opened on one line masks the next ones."""
@@ -316,7 +364,7 @@ class Redactor:
             saved, self._pem_open = self._pem_open, False
             self._flow += 1
             try:
-                return [self.data(v) for v in value]
+                return self._words(list(value), [self.data(v) for v in value])
             finally:
                 self._flow -= 1
                 self._pem_open = saved
