@@ -201,3 +201,12 @@ def test_probe_float_words_are_not_damage() -> None:
 
 def test_present_drops_damaged_fields() -> None:
     assert present(a=1, b=None, c=0) == {"a": 1, "c": 0}
+
+
+def test_stats_key_name_cache_is_bounded() -> None:
+    """A hostile log can invent a new stats key on every line; the name cache must not grow with it."""
+    from logparse.grammar.transform import runtime
+
+    for i in range(runtime._EXTRA_NAMES_MAX + 500):
+        assert runtime._extra_name(f"made up key {i}") == f"made_up_key_{i}"
+    assert len(runtime._EXTRA_NAMES) <= runtime._EXTRA_NAMES_MAX

@@ -46,6 +46,9 @@ _GRAPH_KEYS = frozenset({"cuda graph", "cpu graph", "npu graph", "musa graph", "
 _USAGE_FALLBACK = ("full token usage", "gpu token usage")
 
 _EXTRA_NAMES: dict[str, str] = {}
+# Real stats lines have a few dozen keys; a damaged or hostile log can invent a new one per line,
+# and a long `follow` must not keep them all: past this many, names are computed, not cached.
+_EXTRA_NAMES_MAX = 4096
 
 
 def _extra_name(key: str) -> str:
@@ -55,7 +58,8 @@ def _extra_name(key: str) -> str:
         k = key.replace("(token/s)", "").replace("(per GPU)", "per_gpu").replace("(GB/s per GPU)", "gbps")
         k = k.replace("#", "n_").replace("-", "_").replace(".", "").replace("/", "_").replace("+", "_")
         name = "_".join(k.split()).strip("_").lower()
-        _EXTRA_NAMES[key] = name
+        if len(_EXTRA_NAMES) < _EXTRA_NAMES_MAX:
+            _EXTRA_NAMES[key] = name
     return name
 
 
