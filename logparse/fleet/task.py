@@ -57,7 +57,11 @@ def _apply(context: TaskContext) -> None:
     os.environ.update(context.env)
     # Why chdir: the caller's relative paths must name the same files (a shared filesystem is
     # assumed; on the worker host a missing directory leaves the cwd and the read fails cleanly).
-    if os.path.isdir(context.cwd) and os.getcwd() != context.cwd:
+    try:
+        here = os.getcwd()
+    except OSError:  # the directory an earlier call left us in was removed
+        here = ""
+    if here != context.cwd and os.path.isdir(context.cwd):
         os.chdir(context.cwd)
 
 
