@@ -41,10 +41,6 @@ def export(paths: tuple[str, ...], output: str, fmt: str, kinds: tuple[str, ...]
     unknown = [k for k in kinds if k not in known]
     if unknown:
         fail(f"unknown table '{unknown[0]}' (see: logdiag export --kind list)")
-    try:
-        import pyarrow  # noqa: F401  (every format builds pyarrow tables)
-    except ImportError:
-        fail("logdiag export needs pyarrow: pip install 'pyarrow>=14'")
     files = resolve_inputs(paths)
     from logparse.export.tables import ExportOptions, export_file
     from logparse.export.write import write_dataset
