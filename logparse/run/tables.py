@@ -419,3 +419,24 @@ def to_array(values: list[Any], logical: str) -> pa.Array:
         return pa.array(values, typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         return pa.array(coerce(values, logical), typ)
+
+
+def to_frame(table: pa.Table, columns: Sequence[Column]) -> Any:
+    """A table as a pandas DataFrame with typed columns: integers and booleans nullable (`Int64`,
+    `boolean`), timestamps `datetime64`, ranks and severities categorical, maps as dicts, lists
+    as lists and JSON columns as the Python values they encode."""
+    import pandas as pd
+    import pyarrow as pa
+
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.bool_(): pd.BooleanDtype()}
+    frame = table.to_pandas(types_mapper=mapping.get)
+    for c in columns:
+        if c.type in (MAP_FLOAT, MAP_STRING):
+            frame[c.name] = pd.Series([None if v is None else dict(v) for v in table.column(c.name).to_pylist()],
+                                      index=frame.index, dtype=object)
+        elif c.type in (LIST_INT, LIST_STRING):
+            frame[c.name] = pd.Series(table.column(c.name).to_pylist(), index=frame.index, dtype=object)
+        elif c.type == JSON:
+            frame[c.name] = pd.Series([None if v is None else json.loads(v) for v in table.column(c.name).to_pylist()],
+                                      index=frame.index, dtype=object)
+    return frame
