@@ -431,7 +431,7 @@ def test_text_output_leads_with_outcome_and_root_cause(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["analyze", write(tmp_path, CRASH_LOG)])
     assert result.exit_code == 0
     out = result.stdout.splitlines()
-    assert out[1] == "outcome: crashed-at-startup"
+    assert out[1].startswith("outcome: crashed-at-startup — ")
     assert out[2] == "root cause:"
     assert "cuda-oom" in out[3] and "weight-load" in out[3]
     assert any(line.strip().startswith("fix:") for line in out[4:14])

@@ -113,7 +113,9 @@ def test_multi_attempt_json_and_text_name_the_attempts() -> None:
     assert all(x["last_line"] + 1 == y["first_line"] for x, y in pairwise(launches))
     assert launches[0]["findings"][0] == "spec-v2-topk-conflict"
     text = runner.invoke(main, ["analyze", str(LOGS / "nextn-hybrid-launch.log")]).stdout
-    assert "attempt 1 (lines 1–24): crashed-at-startup — spec-v2-topk-conflict, fix:" in text
+    # The attempt line names its root cause; the fix is printed once, under that finding.
+    assert "attempt 1 (lines 1–24): crashed-at-startup — root cause spec-v2-topk-conflict" in text
+    assert "(SPEC001): Spec v2" in text and "[attempt 1]" in text
     assert "attempt 4 (lines 161–" in text and ": serving" in text
     single = runner.invoke(main, ["analyze", str(LOGS / "nextn-4-serving.log")]).stdout
     assert "attempt 1" not in single

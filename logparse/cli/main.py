@@ -25,6 +25,7 @@ from logparse.cli.options import (
     resolve_inputs,  # re-exported: the other command modules import it from here
     window_options,
 )
+from logparse.cli.textopts import text_layout, text_options
 from logparse.io.reader import InputError
 
 if TYPE_CHECKING:
@@ -209,8 +210,9 @@ def main() -> None:
 @click.option("--run", "one_run", is_flag=True,
               help="The files are one run (per node or per rank): merge them by timestamp and analyze them as one.")
 @window_options
+@text_options
 def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False, one_run: bool = False,
-            window: TimeWindow | None = None) -> None:
+            window: TimeWindow | None = None, wide: bool = False, color: bool | None = None) -> None:
     """Analyze logs: outcome, root cause, startup, serving, benchmarks, coverage.
 
     PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
@@ -235,7 +237,8 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
     else:
         from logparse.render.text import render as render_text
 
-        click.echo(render_text(analyses, redact=not no_redact), nl=False)
+        width, paint = text_layout(wide, color)
+        click.echo(render_text(analyses, redact=not no_redact, width=width, color=paint), nl=False)
 
 
 def _event_kinds() -> list[str]:

@@ -1,77 +1,270 @@
-"""Text for a person: what happened first, then the details, in the order people ask."""
+"""Text for a person at a terminal: the first screen answers what happened (outcome), why (root
+cause: rank, evidence, fix) and which launch attempt; the details follow in the order people ask.
+
+Layout rules (`render/layout.py` wraps): lines fit the width (`--wide`: none is ever broken), a
+wrapped line keeps a hanging indent, no text is cut. Each finding is printed once — a finding
+that two launch attempts share (same rule, message and fix) is one entry naming both attempts,
+and an error record that is a finding's evidence is not listed again under "errors". Remedies
+are short bullets (`render/bullets.py`); the whole text is in `logdiag rule NAME` and JSON.
+Numbers are formatted for people (`fmt`): no Python repr reaches the output.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from logparse.render.neutral import one_line
+from logparse.render.bullets import remedy_bullets
+from logparse.render.layout import Doc, Paint, table
 from logparse.render.summary import file_summary
+from logparse.run.ranks import rank_range
 
-WIDTH = 100
+WIDTH = 100  # the default width (layout.DEFAULT_WIDTH); kept for callers that import it
+ROOT_EVIDENCE = 4  # evidence lines shown for the root cause
+EVIDENCE = 3  # … and for any other finding
+MAX_ERRORS = 12
+
+_SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": None}
+_OUTCOME_STYLE = {"serving": "green", "ready": "green", "stopped": None}
+_OUTCOME_MEANS = {
+    "ready": "the server came up; no request was served in this log",
+    "serving": "the server came up and served requests",
+    "stopped": "the server came up and was shut down",
+    "crashed-at-startup": "the server failed before it became ready",
+    "crashed-while-serving": "the server failed after it had served requests",
+    "hung": "the server stopped making progress",
+    "incomplete": "the log ends before the server became ready, with no error",
+}
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
+def fmt(v: Any) -> str:
+    """A value for people: 1,600 · 3,826.07 · 0.5 · yes/no · not set; lists and mappings
+    as `a, b` / `k v, k v` (never a Python repr)."""
+    if v is None:
+        return "not set"
     if isinstance(v, bool):
         return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if v == int(v) and abs(v) < 2**53:
+            return f"{int(v):,}"
+        return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {fmt(x)}" for k, x in v.items()) or "none"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(fmt(x) for x in v) or "none"
     return str(v)
 
 
-def _cut(text: str, width: int = WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _secs(v: Any) -> str:
+    return "?" if v is None else f"{fmt(v)} s"
 
 
-def finding_lines(f: dict[str, Any], indent: str = "  ") -> list[str]:
-    out = [f"{indent}[{f['severity'].upper()}] {f['name']} ({f['code']}): {f['message']}"]
-    if f.get("ranks"):
-        out.append(f"{indent}  ranks: {', '.join(f['ranks'])}")
-    for ev in f.get("evidence", [])[:6]:
-        # A run merged from several files (`--run`): each line says which file it is from.
-        where = f"{ev['file'].rsplit('/', 1)[-1]}:{ev['line']}" if ev.get("file") else f"{ev['line']:>7}"
-        out.append(f"{indent}  {where} | {_cut(ev['text'], WIDTH - 12)}")
-    if len(f.get("evidence", [])) > 6:
-        out.append(f"{indent}          … {len(f['evidence']) - 6} more evidence lines")
-    if f.get("remedy"):
-        out.append(f"{indent}  fix: {f['remedy']}")
-    for c in f.get("consequences", []):
-        out.append(f"{indent}  ↳ consequence: {c['name']}: {_cut(c['message'], WIDTH - 20)}")
-    return out
+# ------------------------------------------------------------------------------------ findings
 
 
-def _attempt_line(a: dict[str, Any]) -> str:
-    """'attempt 1 (lines 1–24): crashed-at-startup — spec-v2-topk-conflict, fix …'."""
-    last = a["last_line"]
-    head = f"  attempt {a['index']} (lines {a['first_line']}–{last}): {a.get('outcome') or 'outcome unknown'}"
-    root = a.get("root_cause")
-    if root:
-        head += f" — {root['name']}"
-        if root.get("remedy"):
-            head += f", fix: {root['remedy']}"
-    elif a.get("findings"):
-        head += f" — {', '.join(a['findings'][:3])}" + (" …" if len(a["findings"]) > 3 else "")
-    return _cut(head, WIDTH + 60)
+def _title(f: dict[str, Any]) -> str:
+    return f"[{f['severity'].upper()}] {f['name']} ({f['code']}): {f['message']}"
 
 
-def _memory_lines(launches: list[dict[str, Any]], max_rows: int = 16) -> list[str]:
+def _where(ev: dict[str, Any]) -> str:
+    # A run merged from several files (`--run`): each line says which file it is from.
+    if ev.get("file"):
+        return f"{ev['file'].rsplit('/', 1)[-1]}:{ev['line']}"
+    return f"{ev['line']:>7}"
+
+
+def _pick_evidence(evidence: list[dict[str, Any]], limit: int, reaction: set[int]) -> list[dict[str, Any]]:
+    """At most `limit` lines, in log order. When some must go, keep first the exception lines
+    (an unindented line right after a traceback's indented frames), then the other unindented
+    lines in log order; frames, source lines and SGLang's reaction lines (`reaction`: sigquit,
+    Killed) go first."""
+    if len(evidence) <= limit:
+        return evidence
+    indented = {ev["line"] for ev in evidence if ev["text"][:1].isspace()}
+
+    def priority(ev: dict[str, Any]) -> int:
+        if ev["line"] in indented or ev["line"] in reaction:
+            return 2
+        return 0 if ev["line"] - 1 in indented else 1
+
+    ranked = sorted(range(len(evidence)), key=lambda i: (priority(evidence[i]), i))
+    return [evidence[i] for i in sorted(ranked[:limit])]
+
+
+def _evidence(doc: Doc, evidence: list[dict[str, Any]], indent: str, limit: int,
+              reaction: set[int]) -> None:
+    shown = _pick_evidence(evidence, limit, reaction)
+    for ev in shown:
+        where = _where(ev)
+        doc.add(ev["text"], f"{indent}{where} | ", f"{indent}{' ' * len(where)} | ")
+    if len(evidence) > len(shown):
+        more = len(evidence) - len(shown)
+        doc.add(f"+ {more} more evidence line{'s' if more != 1 else ''} (--format json lists them all)",
+                f"{indent}{' ' * 7}   ")
+
+
+def _remedy(doc: Doc, f: dict[str, Any], indent: str) -> bool:
+    """The fix as bullets; True when detail was left out (the caller points to the rule)."""
+    if not f.get("remedy"):
+        return False
+    bullets, shortened = remedy_bullets(f["remedy"])
+    if len(bullets) == 1 and not bullets[0].items:
+        doc.add(bullets[0].text, f"{indent}fix: ", f"{indent}     ")
+        return shortened
+    doc.add("fix:", indent)
+    for b in bullets:
+        doc.add(b.text, f"{indent}  - ", f"{indent}    ")
+        for item in b.items:
+            doc.add(item, f"{indent}      · ", f"{indent}        ")
+    return shortened
+
+
+def _finding(doc: Doc, f: dict[str, Any], indent: str, limit: int, note: str = "",
+             more: bool = False) -> None:
+    doc.add(_title(f) + note, indent, indent + "    ", style=_SEVERITY_STYLE.get(f["severity"]))
+    if len(f.get("ranks") or []) > 1:
+        doc.add(f"ranks: {rank_range(f['ranks'])}", indent + "  ")
+    reaction = set((f.get("data") or {}).get("consequence_lines") or [])
+    _evidence(doc, f.get("evidence") or [], indent + "  ", limit, reaction)
+    shortened = _remedy(doc, f, indent + "  ")
+    consequences = f.get("consequences") or []
+    if consequences:
+        doc.add("consequences (the teardown of this failure):", indent + "  ")
+        for c in consequences:
+            where = f" on {rank_range(c['ranks'])}" if c.get("ranks") else ""
+            doc.add(f"{c['name']} ({c['code']}){where}, line {_first_line(c)}: {c['message']}",
+                    indent + "    - ", indent + "      ")
+    if more or shortened:
+        doc.add(f"{'why, and the full fix' if shortened else 'more'}: logdiag rule {f['name']}", indent + "  ")
+
+
+def _first_line(f: dict[str, Any]) -> str:
+    ev = f.get("evidence") or []
+    return str(ev[0]["line"]) if ev else "?"
+
+
+def _key(f: dict[str, Any]) -> tuple[str, str, str]:
+    return (f["code"], f["message"], f.get("remedy") or "")
+
+
+def _attempts_of(f: dict[str, Any], launches: list[dict[str, Any]]) -> list[int]:
+    """The launch attempts whose lines hold the finding's evidence (none in a merged run: its
+    evidence lines are numbered per file)."""
+    found: list[int] = []
+    for ev in f.get("evidence") or []:
+        if ev.get("file"):
+            return []
+        n = next((a["index"] for a in launches if a["first_line"] <= ev["line"] <= a["last_line"]), None)
+        if n is not None and n not in found:
+            found.append(n)
+    return sorted(found)
+
+
+def _grouped(findings: list[dict[str, Any]], launches: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[int]]]:
+    """Findings with the same rule, message and fix (one per launch attempt that shows it)
+    as one entry with the attempts it was seen in."""
+    groups: dict[tuple[str, str, str], tuple[dict[str, Any], list[int]]] = {}
+    for f in findings:
+        _, attempts = groups.setdefault(_key(f), (f, []))
+        attempts.extend(n for n in _attempts_of(f, launches) if n not in attempts)
+    return [(f, sorted(attempts)) for f, attempts in groups.values()]
+
+
+def _attempts_note(attempts: list[int], launches: list[dict[str, Any]]) -> str:
+    if len(launches) < 2 or not attempts:
+        return ""
+    if len(attempts) == 1:
+        return f" [attempt {attempts[0]}]"
+    return f" [attempts {', '.join(map(str, attempts[:-1]))} and {attempts[-1]}]"
+
+
+# ------------------------------------------------------------------------------------ sections
+
+
+def _outcome(doc: Doc, entry: dict[str, Any]) -> None:
+    outcome = entry.get("outcome")
+    if not outcome:
+        doc.add("outcome: unknown (no start-up, serving or failure lines in this log)")
+        return
+    means = _OUTCOME_MEANS.get(outcome)
+    doc.add(f"outcome: {outcome}" + (f" — {means}" if means else ""), "", "  ",
+            style=_OUTCOME_STYLE.get(outcome, "red"))
+
+
+def _attempts(doc: Doc, launches: list[dict[str, Any]]) -> None:
+    if len(launches) < 2:
+        return
+    doc.add(f"launch attempts: {len(launches)} (the outcome and root cause above are the last one's)")
+    for a in launches:
+        head = f"attempt {a['index']} (lines {a['first_line']}–{a['last_line']}): {a.get('outcome') or 'outcome unknown'}"
+        root = a.get("root_cause")
+        if root:
+            head += f" — root cause {root['name']}"
+        elif a.get("findings"):
+            head += f" — {', '.join(a['findings'])}"
+        doc.add(head, "  ", "      ")
+
+
+def _startup(doc: Doc, st: dict[str, Any], failed: bool) -> None:
+    if not st["ranks"]:
+        return
+    ready = st["ready"]
+    head = "startup: ready" if ready else "startup: NOT ready" if ready is False else "startup:"
+    if st.get("ready_at"):
+        where = f"{st['ready_file']}:" if st.get("ready_file") else "line "
+        head += f" at {st['ready_at']} ({where}{st['ready_line']})"
+    if st.get("time_to_ready_s") is not None:
+        head += f", {fmt(st['time_to_ready_s'])} s after the first timestamp"
+    doc.add(head)
+    ranks = st["ranks"]
+    workers = {r: info for r, info in ranks.items() if r != "main"}
+    names = [tuple(p["phase"] for p in info["phases"]) for info in workers.values()]
+    lines = None
+    if workers and len(set(names)) == 1:
+        header = ["rank", *names[0]]
+        rows = [header] + [[r, *(_phase_cell(p, failed) for p in info["phases"])] for r, info in workers.items()]
+        lines = table(rows, doc.width)
+    if lines is not None:
+        doc.extend(lines)
+        rest = {r: info for r, info in ranks.items() if r == "main"}
+    else:
+        rest = ranks
+    for rank, info in rest.items():
+        parts = [f"{p['phase']} {_phase_cell(p, failed)}" for p in info["phases"]]
+        doc.add(", ".join(parts), f"  {rank}: ", "    ")
+    if failed:
+        unfinished = sorted({p["phase"] for info in ranks.values() for p in info["phases"] if not p["complete"]})
+        if unfinished:
+            doc.add(f"unfinished when the log ends: {', '.join(unfinished)}", "  ")
+    if st.get("slowest_rank"):
+        s = st["slowest_rank"]
+        doc.add(f"slowest rank: {s['rank']} ({fmt(s['phases_s'])} s in logged phases; longest: {s['slowest_phase']})", "  ", "    ")
+
+
+def _phase_cell(p: dict[str, Any], failed: bool) -> str:
+    if p["complete"]:
+        return _secs(p["duration_s"])
+    return "unfinished" if p["duration_s"] is None else f"{_secs(p['duration_s'])} unfinished"
+
+
+def _memory(doc: Doc, launches: list[dict[str, Any]], max_rows: int = 16) -> None:
     """The last launch's memory budget: one row per rank (GB; ranks with the same numbers share a
     row), the tightest rank marked with `*` when the ranks differ."""
     mem = next((a["memory"] for a in reversed(launches) if a.get("memory")), None)
     if not mem:
-        return []
+        return
     how = {"command": "set on the command line", "server_args": "SGLang's default, from server_args"}
     notes = []
     if mem.get("mem_fraction_static") is not None:
-        source = how.get(mem.get("mem_fraction_static_source") or "", "?")
+        source = how.get(mem.get("mem_fraction_static_source") or "", "source unknown")
         notes.append(f"mem_fraction_static {mem['mem_fraction_static']:g} ({source})")
     if mem.get("kv_bytes_per_token"):
         notes.append(f"KV {mem['kv_bytes_per_token']:,} bytes/token")
     if mem.get("gpu_total_gb"):
         notes.append(f"GPU total {mem['gpu_total_gb']:.2f} GiB")
-    out = ["memory (GB per rank)" + (": " + "; ".join(notes) if notes else ":"),
-           (f"  {'rank':>12}  {'start':>6} {'weights':>7} {'KV pool (tokens)':>20} {'other':>6} "
-            f"{'graphs':>6} {'draft':>6} {'free':>6}")]
+    doc.add("memory (GB per rank)" + (": " + "; ".join(notes) if notes else ":"), "", "  ")
 
     def g(v: Any) -> str:
         return f"{v:.2f}" if isinstance(v, (int, float)) else "-"
@@ -83,137 +276,206 @@ def _memory_lines(launches: list[dict[str, Any]], max_rows: int = 16) -> list[st
     ranks = mem.get("ranks") or []
     frees = {r.get("free_after_gb") for r in ranks}
     tight = mem.get("tightest_rank") if len(frees) > 1 else None
-    rows: list[tuple[list[str], str]] = []  # (rank names, cells)
+    rows: list[tuple[list[str], list[str]]] = []  # (rank names, cells)
     for r in ranks:
         kv = f"{g(r.get('kv_gb'))} ({r['kv_tokens']:,})" if r.get("kv_tokens") else g(r.get("kv_gb"))
         other = total(r.get("mamba_gb"), r.get("swa_gb"))
         draft = total(r.get("draft_weights_gb"), r.get("draft_kv_gb"), r.get("draft_graph_gb"))
-        cells = (f"{g(r.get('free_at_start_gb')):>6} {g(r.get('weights_gb')):>7} {kv:>20} {g(other):>6} "
-                 f"{g(r.get('target_graph_gb')):>6} {g(draft):>6} {g(r.get('free_after_gb')):>6}")
+        cells = [g(r.get("free_at_start_gb")), g(r.get("weights_gb")), kv, g(other),
+                 g(r.get("target_graph_gb")), g(draft), g(r.get("free_after_gb"))]
         name = r.get("rank") or "-"
         if rows and rows[-1][1] == cells and name != tight and rows[-1][0][-1] != tight:
             rows[-1][0].append(name)
         else:
             rows.append(([name], cells))
+    header = ["rank", "start", "weights", "KV pool (tokens)", "other", "graphs", "draft", "free"]
+    body = []
     for names, cells in rows[:max_rows]:
         label = names[0] if len(names) == 1 else f"{names[0]}–{names[-1]}"
-        mark = "*" if tight in names else " "
-        out.append(f" {mark}{label:>12}  {cells}")
+        body.append([("*" if tight in names else "") + label, *cells])
+    lines = table([header, *body], doc.width)
+    if lines is not None:
+        doc.extend(lines)
+    else:
+        for row in body:
+            doc.add(", ".join(f"{h} {c}" for h, c in zip(header[1:], row[1:], strict=True)), f"  {row[0]}: ", "    ")
     if len(rows) > max_rows:
-        out.append(f"  … {len(rows) - max_rows} more rows")
+        doc.add(f"+ {len(rows) - max_rows} more rows (--format json lists every rank)", "  ")
     legend = "other = mamba/SWA pools; draft = draft weights + KV + graphs; free = free after start-up"
-    out.append(f"  * tightest rank: {tight}; {legend}" if tight else f"  {legend}")
-    return out
+    doc.add(f"* tightest rank: {tight}; {legend}" if tight else legend, "  ", "    ")
 
 
-def render_one(entry: dict[str, Any]) -> str:
-    out: list[str] = []
-    lines = entry["lines"]
-    out.append(f"== {one_line(str(entry['path']))}  ({lines['total']} lines)")
-    if entry.get("outcome"):
-        out.append(f"outcome: {entry['outcome']}")
+def _serving(doc: Doc, sv: dict[str, Any]) -> None:
+    if not (sv.get("decode_lines") or sv.get("prefill_lines") or sv.get("http_requests")):
+        return
+    doc.add("serving:")
+    http = f"{fmt(sv['http_requests'])} HTTP requests"
+    status = sv.get("http_status") or {}
+    if status:
+        http += " (status " + ", ".join(f"{k}: {fmt(v)}" for k, v in status.items()) + ")"
+    doc.add(f"stats lines: {fmt(sv['decode_lines'])} decode, {fmt(sv['prefill_lines'])} prefill; {http}", "  ", "    ")
+    if "gen_throughput" in sv:
+        g = sv["gen_throughput"]
+        doc.add(f"decode throughput (token/s): median {fmt(g['median'])}, max {fmt(g['max'])}", "  ", "    ")
+    load = []
+    if "running_req" in sv:
+        load.append(f"running requests: median {fmt(sv['running_req']['median'])}, max {fmt(sv['running_req']['max'])}")
+    if "queue_req" in sv:
+        load.append(f"queued: max {fmt(sv['queue_req']['max'])}")
+    if "token_usage" in sv:
+        load.append(f"token usage: max {fmt(sv['token_usage']['max'])}")
+    if load:
+        doc.add("; ".join(load), "  ", "    ")
+    if "accept_len" in sv:
+        a = sv["accept_len"]
+        rate = sv.get("accept_rate", {}).get("mean")
+        doc.add(f"speculative accept length: mean {fmt(a['mean'])} (min {fmt(a['min'])}, max {fmt(a['max'])})"
+                + (f"; accept rate mean {fmt(rate)}" if rate is not None else ""), "  ", "    ")
+    if sv.get("cuda_graph_false_lines"):
+        doc.add(f"decode lines without CUDA graph: {fmt(sv['cuda_graph_false_lines'])}", "  ")
+    if sv.get("retractions"):
+        doc.add(f"retractions: {fmt(sv['retractions'])}", "  ")
+
+
+# The benchmark figures people compare, in the order they read them: (field, label, unit).
+_BENCH_FIELDS = (
+    ("successful_requests", "successful requests", ""),
+    ("duration_s", "duration", "s"),
+    ("max_concurrency", "max concurrency", ""),
+    ("request_throughput", "request throughput", "req/s"),
+    ("output_throughput", "output throughput", "token/s"),
+    ("total_throughput", "total throughput", "token/s"),
+    ("mean_ttft_ms", "mean TTFT", "ms"),
+    ("mean_itl_ms", "mean ITL", "ms"),
+    ("accept_length", "accept length", ""),
+    ("prefill_throughput", "prefill throughput", "token/s"),
+    ("decode_median_throughput", "decode median throughput", "token/s"),
+)
+
+
+def _benchmarks(doc: Doc, benchmarks: list[dict[str, Any]]) -> None:
+    for b in benchmarks:
+        f = b["fields"]
+        parts = []
+        for key, label, unit in _BENCH_FIELDS:
+            if key not in f:
+                continue
+            value = f[key]
+            if value is None:
+                parts.append(f"{label} not set")
+            else:
+                parts.append(f"{label} {fmt(value)}" + (f" {unit}" if unit else ""))
+        kind = b["kind"].replace("_", " ")
+        doc.add(f"benchmark ({kind}, line {b['line']}): " + ("; ".join(parts) or "no figures"), "", "  ")
+
+
+def _config(doc: Doc, cfg: dict[str, Any]) -> None:
+    if not cfg:
+        return
+    doc.add("run:")
+    for key, value in cfg.items():
+        if key == "env" and isinstance(value, dict):
+            text = " ".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, dict):
+            # speculative: {speculative_algorithm: EAGLE, …} → algorithm EAGLE, …
+            text = ", ".join(f"{k.removeprefix(key + '_')} {fmt(v)}" for k, v in value.items())
+        else:
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else fmt(value)
+        doc.add(text, f"  {key}: ", "      ")
+
+
+def _explained_lines(entry: dict[str, Any]) -> set[int]:
+    lines: set[int] = set()
+    stack = list(entry.get("findings") or []) + ([entry["root_cause"]] if entry.get("root_cause") else [])
+    while stack:
+        f = stack.pop()
+        lines.update(ev["line"] for ev in f.get("evidence") or [] if not ev.get("file"))
+        lines.update((f.get("data") or {}).get("consequence_lines") or [])
+        stack.extend(f.get("consequences") or [])
+    return lines
+
+
+def _error_text(e: dict[str, Any]) -> str:
+    if e["kind"] == "traceback":
+        exc = e.get("exception") or "traceback cut before the exception"
+        return f"{exc}: {e['message']}" if e.get("message") else exc
+    detail = e.get("detail") or {}
+    what = e["kind"].replace("_", " ")
+    if detail:
+        what += " (" + ", ".join(f"{k.replace('_', ' ')} {fmt(v)}" for k, v in detail.items()) + ")"
+    return what
+
+
+def _errors(doc: Doc, entry: dict[str, Any]) -> None:
+    errors = entry["errors"]
+    if not errors:
+        return
+    explained = _explained_lines(entry)
+    rest = [e for e in errors if not any(n in explained for n in range(e["line"], (e["end_line"] or e["line"]) + 1))]
+    covered = len(errors) - len(rest)
+    if not rest:
+        doc.add(f"errors seen: {len(errors)}, each one evidence of a finding above")
+        return
+    doc.add("errors seen" + (f" (besides {covered} that are evidence of findings above)" if covered else "") + ":")
+    for e in rest[:MAX_ERRORS]:
+        where = f"line {e['line']}" + (f"–{e['end_line']}" if e["end_line"] and e["end_line"] != e["line"] else "")
+        if e.get("rank"):
+            where += f" {e['rank']}"
+        doc.add(_error_text(e), f"  {where}: ", "      ")
+    if len(rest) > MAX_ERRORS:
+        doc.add(f"+ {len(rest) - MAX_ERRORS} more (--format json lists them all)", "  ")
+
+
+def _coverage(doc: Doc, entry: dict[str, Any]) -> None:
+    cov = entry["coverage"]
+    doc.add(f"coverage: {fmt(cov['recognized'])}/{fmt(cov['total'])} lines recognized ({cov['recognized_share']:.1%})")
+    for t in cov["top_unparsed"][:5]:
+        lead = f"  {fmt(t['count']):>7}× (first line {t['first_line']}) "
+        doc.add(t["template"], lead, " " * len(lead))
+    rd = entry["read"]
+    damage = [f"{k.replace('_', ' ')}: {fmt(rd[k])}" for k in ("bad_utf8", "nul_bytes", "long_lines") if rd.get(k)]
+    if rd.get("damaged"):
+        damage.append(str(rd["damaged"]))
+    if damage:
+        doc.add("input damage: " + "; ".join(damage), "", "  ")
+
+
+# ------------------------------------------------------------------------------------ the page
+
+
+def render_one(entry: dict[str, Any], width: int | None = WIDTH, paint: Paint | None = None) -> str:
+    doc = Doc(width, paint)
+    doc.add(f"== {entry['path']}  ({fmt(entry['lines']['total'])} lines)", "", "   ", style="bold")
+    _outcome(doc, entry)
     launches = entry.get("launches") or []
-    if len(launches) > 1:
-        out.append(f"launch attempts: {len(launches)} (outcome and root cause above are the last one's)")
-        out.extend(_attempt_line(a) for a in launches)
     root = entry.get("root_cause")
     if root:
-        out.append("root cause:")
-        out.extend(finding_lines(root))
-    others = [f for f in entry.get("findings", []) if not root or f["code"] != root["code"] or f["evidence"] != root["evidence"]]
+        doc.add("root cause:", style="bold")
+        _finding(doc, root, "  ", ROOT_EVIDENCE, _attempts_note(_attempts_of(root, launches), launches), more=True)
+    _attempts(doc, launches)
+    root_key = _key(root) if root else None
+    others = [(f, a) for f, a in _grouped(entry.get("findings") or [], launches) if _key(f) != root_key]
     if others:
-        out.append("findings:")
-        for f in others:
-            out.extend(finding_lines(f))
-
-    cfg = entry.get("config") or {}
-    if cfg:
-        out.append("run:")
-        for key, value in cfg.items():
-            if key == "env":
-                value = " ".join(f"{k}={v}" for k, v in value.items())
-            elif isinstance(value, dict):
-                value = ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
-            out.append(f"  {key}: {_cut(_fmt(value), WIDTH - len(key) - 4)}")
-
-    st = entry["startup"]
-    if st["ranks"]:
-        ready = st["ready"]
-        head = "startup: ready" if ready else "startup: NOT ready" if ready is False else "startup:"
-        if st.get("ready_at"):
-            where = f"{st['ready_file']}:" if st.get("ready_file") else "line "
-            head += f" at {st['ready_at']} ({where}{st['ready_line']})"
-        if st.get("time_to_ready_s") is not None:
-            head += f", {st['time_to_ready_s']} s after the first timestamp"
-        out.append(head)
-        for rank, info in st["ranks"].items():
-            parts = []
-            for p in info["phases"]:
-                d = p["duration_s"]
-                mark = "" if p["complete"] else " (unfinished)"
-                parts.append(f"{p['phase']} {_fmt(d)+'s' if d is not None else '?'}{mark}")
-            out.append(f"  {rank:>10}: " + _cut(", ".join(parts), WIDTH - 14))
-        if st.get("slowest_rank"):
-            s = st["slowest_rank"]
-            out.append(f"  slowest rank: {s['rank']} ({_fmt(s['phases_s'])} s in logged phases; longest: {s['slowest_phase']})")
-
-    out.extend(_memory_lines(entry.get("launches") or []))
-
-    sv = entry["serving"]
-    if sv.get("decode_lines") or sv.get("prefill_lines") or sv.get("http_requests"):
-        out.append("serving:")
-        out.append(f"  stats lines: {sv['decode_lines']} decode, {sv['prefill_lines']} prefill; "
-                   f"{sv['http_requests']} HTTP requests {sv.get('http_status', '')}")
-        if "gen_throughput" in sv:
-            g = sv["gen_throughput"]
-            out.append(f"  decode throughput (token/s): median {_fmt(g['median'])}, max {_fmt(g['max'])}")
-            out.append(f"  running requests: median {_fmt(sv['running_req']['median'])}, max {_fmt(sv['running_req']['max'])}; "
-                       f"queued: max {_fmt(sv['queue_req']['max'])}; token usage: max {_fmt(sv['token_usage']['max'])}")
-        if "accept_len" in sv:
-            a = sv["accept_len"]
-            rate = sv.get("accept_rate", {}).get("mean")
-            out.append(f"  speculative accept length: mean {_fmt(a['mean'])} (min {_fmt(a['min'])}, max {_fmt(a['max'])})"
-                       + (f"; accept rate mean {_fmt(rate)}" if rate is not None else ""))
-        if sv.get("cuda_graph_false_lines"):
-            out.append(f"  decode lines without CUDA graph: {sv['cuda_graph_false_lines']}")
-        if sv.get("retractions"):
-            out.append(f"  retractions: {sv['retractions']}")
-
-    for b in entry["benchmarks"]:
-        f = b["fields"]
-        keys = [k for k in ("successful_requests", "duration_s", "max_concurrency", "request_throughput",
-                            "output_throughput", "total_throughput", "mean_ttft_ms", "mean_itl_ms", "accept_length",
-                            "prefill_throughput", "decode_median_throughput", "total_throughput") if k in f]
-        out.append(f"benchmark ({b['kind']}, line {b['line']}): " + ", ".join(f"{k}={_fmt(f[k])}" for k in keys))
-
-    if entry["errors"]:
-        out.append("errors seen:")
-        for e in entry["errors"][:20]:
-            if e["kind"] == "traceback":
-                what = f"{e.get('exception') or '(cut before the exception)'}: {e.get('message', '')}"
-            else:
-                what = f"{e['kind']} {e.get('detail', '')}"
-            where = f"line {e['line']}" + (f"-{e['end_line']}" if e["end_line"] != e["line"] else "")
-            out.append(f"  {where:>16} {e['rank'] or '':>8} " + _cut(what, WIDTH - 28))
-        if len(entry["errors"]) > 20:
-            out.append(f"  … {len(entry['errors']) - 20} more")
-
-    cov = entry["coverage"]
-    out.append(f"coverage: {cov['recognized']}/{cov['total']} lines recognized ({cov['recognized_share']:.1%})")
-    for t in cov["top_unparsed"][:5]:
-        out.append(f"  {t['count']:>7}× (first line {t['first_line']}) {_cut(t['template'], WIDTH - 30)}")
-    rd = entry["read"]
-    damage = [f"{k.replace('_', ' ')}: {rd[k]}" for k in ("bad_utf8", "nul_bytes", "long_lines") if rd.get(k)]
-    if rd.get("damaged"):
-        damage.append(rd["damaged"])
-    if damage:
-        out.append("input damage: " + "; ".join(damage))
-    return "\n".join(out) + "\n"
+        doc.add("findings:" if not root else "other findings:", style="bold")
+        for f, attempts in others:
+            _finding(doc, f, "  ", EVIDENCE, _attempts_note(attempts, launches))
+    failed = (entry.get("outcome") or "").startswith("crashed") or entry.get("outcome") in ("hung", "incomplete")
+    _startup(doc, entry["startup"], failed)
+    _memory(doc, launches)
+    _serving(doc, entry["serving"])
+    _benchmarks(doc, entry["benchmarks"])
+    _config(doc, entry.get("config") or {})
+    _errors(doc, entry)
+    _coverage(doc, entry)
+    return doc.text()
 
 
-def render(analyses: Sequence[Any], *, redact: bool = True) -> str:
-    """Secrets masked unless redact=False; no output line can be a CI workflow command."""
+def render(analyses: Sequence[Any], *, redact: bool = True, width: int | None = WIDTH,
+           color: bool = False) -> str:
+    """Secrets masked unless redact=False; no output line can be a CI workflow command;
+    `width` None prints every line whole (`--wide`)."""
     from logparse.render.neutral import neutralize
     from logparse.render.sanitize import clean_entry
 
-    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact)) for a in analyses))
+    paint = Paint(color)
+    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact), width, paint) for a in analyses))

@@ -48,7 +48,6 @@ def serving_summary(log: ParsedLog) -> dict[str, Any]:
         gen = d.cols["gen_throughput"]
         out["gen_throughput"] = {"median": _round(_median(gen)), "max": _round(_max(gen))}
         out["running_req"] = {"median": _median(d.cols["running"]), "max": _max(d.cols["running"])}
-        out["queue_req"] = {"median": _median(d.cols["queue"]), "max": _max(d.cols["queue"])}
         out["token_usage"] = {"median": _round(_median(d.cols["token_usage"])),
                               "max": _round(_max(d.cols["token_usage"]))}
         acc = d.cols["accept_len"]
@@ -64,6 +63,12 @@ def serving_summary(log: ParsedLog) -> dict[str, Any]:
         if colstats.any_present(thr):
             out["input_throughput"] = {"median": _round(_median(thr)), "max": _round(_max(thr))}
         out["prefill_queue_req_max"] = _max(p.cols["queue"])
+    # Requests queue on both kinds of stats line; the prefill lines see the queue while new
+    # requests wait for prefill, so a decode-only maximum under-reports it (it printed
+    # `queued: max 0` for a run that queued requests). facts.queue_req_max agrees.
+    queue = [v for c in (d, p) if len(c) for v in c.cols["queue"]]
+    if queue:
+        out["queue_req"] = {"median": _median(queue), "max": _max(queue)}
     if len(a):
         from collections import Counter
 
