@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from logparse.cli.main import EXIT_INPUT, fail, resolve_inputs
+from logparse.cli.options import (
+    examples,
+    jobs_option,
+    no_redact_option,
+    paths_argument,
+    window_options,
+)
+
+if TYPE_CHECKING:
+    from logparse.model.window import TimeWindow
 
 
 def _table_kinds() -> list[str]:
@@ -15,24 +26,33 @@ def _table_kinds() -> list[str]:
     return table_kinds()
 
 
-@click.command("export")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("-o", "--output", "output", required=True, metavar="DIR",
-              help="Folder for the dataset: one file per table and manifest.json.")
+EPILOG = examples(
+    "logdiag export logs/ -o dataset/",
+    "logdiag export logs/ -o dataset/ --kind decode_batch --kind runs",
+    "logdiag export run.log -o out/ --format csv --since 2h",
+    "logdiag export --kind list",
+    more="Schema (versioned, every column typed): docs/export.md.",
+)
+
+
+@click.command("export", epilog=EPILOG)
+@paths_argument(required=False)
+@click.option("-o", "--output", "output", metavar="DIR", default=None,
+              help="Folder for the dataset: one file per table and manifest.json.  [required]")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet",
               show_default=True)
 @click.option("--kind", "kinds", multiple=True, metavar="KIND",
               help="Only these tables (repeatable): an event kind, findings or runs. `--kind list` shows all.")
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes for one large plain file (byte-range split).")
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
-def export(paths: tuple[str, ...], output: str, fmt: str, kinds: tuple[str, ...], jobs: int,
-           no_redact: bool = False) -> None:
+@jobs_option("Processes for one large plain file (byte-range split; below 8 MiB it stays in one process).")
+@no_redact_option
+@window_options
+def export(paths: tuple[str, ...], output: str | None, fmt: str, kinds: tuple[str, ...], jobs: int,
+           no_redact: bool = False, window: TimeWindow | None = None) -> None:
     """Export logs as a dataset: one table per event kind, plus findings and runs (one row per
     launch attempt), with run, file, launch and line columns to join them (schema: docs/export.md).
 
-    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside) or - for stdin.
-    An input that fails is listed in manifest.json and the exit code is 2.
+    PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
+    glob patterns or - for stdin. An input that fails is listed in manifest.json and the exit code is 2.
     """
     known = _table_kinds()
     if "list" in kinds:
@@ -41,22 +61,27 @@ def export(paths: tuple[str, ...], output: str, fmt: str, kinds: tuple[str, ...]
     unknown = [k for k in kinds if k not in known]
     if unknown:
         fail(f"unknown table '{unknown[0]}' (see: logdiag export --kind list)")
+    if not paths:
+        fail("missing PATHS: the logs to export (see: logdiag export --help)")
+    if output is None:
+        fail("missing -o DIR: the folder to write the dataset into (see: logdiag export --help)")
     files = resolve_inputs(paths)
     from logparse.export.tables import ExportOptions, export_file
     from logparse.export.write import write_dataset
+    from logparse.render.neutral import one_line
     from logparse.render.outfiles import OutputError
 
-    options = ExportOptions(kinds=tuple(dict.fromkeys(kinds)) or None, redact=not no_redact, jobs=jobs)
+    options = ExportOptions(kinds=tuple(dict.fromkeys(kinds)) or None, redact=not no_redact,
+                            window=window, jobs=jobs)
     results = (export_file(f, options) for f in files)
     try:
         manifest = write_dataset(results, Path(output), fmt, kinds=options.kinds, inputs=files,
                                  redact=not no_redact)
     except OutputError as err:
         fail(str(err))
-    from logparse.render.neutral import one_line
-
     for item in manifest.failed:
-        click.echo(one_line(f"logdiag: {item['file']}: {'; '.join(item.get('errors', []))}"), err=True)
+        for error in item.get("errors", []):  # each names its file
+            click.echo(one_line(f"logdiag: {error}"), err=True)
     if manifest.failed:
         fail(f"{len(manifest.failed)} of {len(manifest.inputs)} inputs failed (listed in "
              f"{Path(output) / 'manifest.json'})", EXIT_INPUT)

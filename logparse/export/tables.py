@@ -20,7 +20,7 @@ from logparse.render.sanitize import Sanitizer
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from logparse.parsing.pipeline import ParsedLog
+    from logparse.model.window import TimeWindow
 
 __all__ = ["ExportOptions", "FileTables", "export_file"]
 
@@ -31,8 +31,8 @@ class ExportOptions:
 
     kinds: tuple[str, ...] | None = None
     redact: bool = True
-    # A time window (`--since/--until`: the window type of the time-window work); None: the whole log.
-    window: Any | None = None
+    # `--since/--until` (a `model.window.TimeWindow`, applied by the parser); None: the whole log.
+    window: TimeWindow | None = None
     jobs: int = 1
 
     def wants(self, kind: str) -> bool:
@@ -100,11 +100,9 @@ def _fill(out: FileTables, path: str, options: ExportOptions) -> None:
     from logparse.parsing.pipeline import parse_file
     from logparse.run.tables import TableBuilder, kinds_present, run_id
 
-    log = parse_file(path, jobs=options.jobs)
+    log = parse_file(path, jobs=options.jobs, window=options.window)
     out.run = run_id(path)
     out.lines = log.coverage.total
-    if options.window is not None:
-        log = _windowed(log, options.window)
     cleaner = _Cleaner(options.redact)
     builder = TableBuilder(log, out.run, path, cleaner)
     for kind in kinds_present(log):
@@ -127,11 +125,3 @@ def _stamped(table: pa.Table, kind: str) -> pa.Table:
     """The table with the schema version and its name in the schema metadata."""
     return table.replace_schema_metadata({META_VERSION: SCHEMA_VERSION.encode(), META_TABLE: kind.encode()})
 
-
-def _windowed(log: ParsedLog, window: Any) -> ParsedLog:
-    """The log restricted to a time window, by the window type's own function."""
-    apply = getattr(window, "apply", None)
-    if callable(apply):
-        result = apply(log)
-        return result if result is not None else log
-    return log
