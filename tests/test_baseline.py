@@ -82,7 +82,10 @@ def test_write_then_check_against_the_baseline(fake: None, logs: Path) -> None:
     (logs / "logs" / "crash.log").write_text(text)
     r = run("logs", "--baseline", "base.json")
     assert r.exit_code == 0, r.stdout
-    assert "logs/crash.log:4: error ZZT001 zz-test-oom [root cause; in baseline]" in r.stdout
+    # Accepted findings are one title line each under a count, never printed in full.
+    assert r.stdout.startswith("4 findings in the baseline (accepted, not shown in full):\n")
+    assert "    logs/crash.log:4: error ZZT001 zz-test-oom [root cause]\n" in r.stdout
+    assert "fix:" not in r.stdout and " | " not in r.stdout
     assert ", 4 in the baseline; 0 at or above --fail-on error" in r.stderr
 
     # A new problem fails the run; only it counts.
@@ -91,6 +94,9 @@ def test_write_then_check_against_the_baseline(fake: None, logs: Path) -> None:
     assert r.exit_code == 1
     failing = [(f["path"], f["message"]) for f in json.loads(r.stdout)["findings"] if f["failing"]]
     assert failing == [("logs/new.log", "illegal memory access")]
+    text = run("logs", "--baseline", "base.json").stdout
+    assert text.startswith("logs/new.log:1: error ZZT001 zz-test-oom [root cause]: illegal memory access\n")
+    assert text.count("ZZT001") == 2 and "\n4 findings in the baseline (accepted" in text
     gh = run("logs", "--baseline", "base.json", "--format", "github").stdout.splitlines()
     assert len(gh) == 1 and gh[0].startswith("::error file=logs/new.log,line=1,"), "accepted findings: no annotation"
 

@@ -120,7 +120,8 @@ def findings_of(path: str, text: str) -> FileResult:
     return FileResult(path=path, findings=top, outcome=outcome, root_cause=root)
 
 
-def fake_analyze(path: str, thresholds: dict[str, Any] | None = None, jobs: int = 1) -> FileResult:
+def fake_analyze(path: str, thresholds: dict[str, Any] | None = None, jobs: int = 1,
+                 window: Any = None) -> FileResult:
     if path == "-":
         import sys
 

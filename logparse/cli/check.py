@@ -6,16 +6,23 @@ across files), `render/check_json.build_report` to score, one renderer out, an e
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 import time
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
 
+from logparse.cli.options import (
+    effective_jobs,
+    examples,
+    jobs_option,
+    no_redact_option,
+    paths_argument,
+    window_options,
+)
 from logparse.gate.baseline import Baseline, BaselineError, load_baseline
 from logparse.gate.config import (
     FAIL_ON,
@@ -28,6 +35,9 @@ from logparse.gate.config import (
 from logparse.gate.report import CheckReport, FileResult, build_report
 from logparse.io.readreport import InputError
 from logparse.render.check_json import display_path
+
+if TYPE_CHECKING:
+    from logparse.model.window import TimeWindow
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
 EXIT_OK, EXIT_FINDINGS = 0, 1  # as in logparse.cli.main (2: input errors through cli.fail)
@@ -87,11 +97,14 @@ paths masked, so they survive reruns and line shifts.
 # --------------------------------------------------------------------------------------------
 
 
-def analyze_file(path: str, thresholds: dict[str, dict[str, Any]] | None = None, jobs: int = 1) -> FileResult:
+def analyze_file(path: str, thresholds: dict[str, dict[str, Any]] | None = None, jobs: int = 1,
+                 window: TimeWindow | None = None) -> FileResult:
     """Analyze one file and keep only what check needs (the parsed log stays in the worker).
-    `thresholds` ({rule name: {key: value}}) reach the rules as `ctx.threshold(rule, key, default)`."""
+    `thresholds` ({rule name: {key: value}}) reach the rules as `ctx.threshold(rule, key, default)`;
+    `window` is --since/--until (picklable: it travels to the workers)."""
     from logparse.engine import core as engine
-    analysis = engine.analyze(path, jobs=jobs, config=thresholds or None)
+    windowed = {"window": window} if window is not None else {}  # an engine without windows
+    analysis = engine.analyze(path, jobs=jobs, config=thresholds or None, **windowed)
     return FileResult(path=path, findings=list(analysis.findings), outcome=analysis.outcome,
                       root_cause=analysis.root_cause, rule_errors=list(getattr(analysis, "rule_errors", [])))
 
@@ -129,7 +142,8 @@ class Progress:
 
 
 def run_all(files: Sequence[str], thresholds: dict[str, dict[str, Any]], jobs: int,
-            progress: Progress | None = None, dask: str | None = None) -> list[FileResult]:
+            progress: Progress | None = None, dask: str | None = None,
+            window: TimeWindow | None = None) -> list[FileResult]:
     """Analyze every file, in input order: in this process, a process pool across files when
     jobs > 1, or a Dask cluster (`--dask`, logparse.fleet). Stdin is read in this process (a
     worker cannot take it over)."""
@@ -140,14 +154,16 @@ def run_all(files: Sequence[str], thresholds: dict[str, dict[str, Any]], jobs: i
     pooled = [k for k, f in enumerate(files) if f != "-"]
     # One file alone (no cluster) may use the jobs to split itself by byte ranges.
     inner = jobs if len(files) == 1 and dask is None else 1
-    done = map_files(partial(analyze_file, thresholds=thresholds, jobs=inner),
+    # The window is passed only when set: analyze_file stand-ins (tests, plugins) need not know it.
+    windowed = {"window": window} if window is not None else {}
+    done = map_files(partial(analyze_file, thresholds=thresholds, jobs=inner, **windowed),
                      [files[k] for k in pooled], dask=dask, jobs=jobs,
                      on_done=lambda i: progress.tick(files[pooled[i]]))
     for k, res in zip(pooled, done, strict=True):
         results[k] = res
     for k, f in enumerate(files):
         if f == "-":
-            results[k] = analyze_file(f, thresholds)
+            results[k] = analyze_file(f, thresholds, **windowed)
             progress.tick(f)
     progress.finish()
     return [r for r in results if r is not None]
@@ -156,21 +172,6 @@ def run_all(files: Sequence[str], thresholds: dict[str, dict[str, Any]], jobs: i
 # --------------------------------------------------------------------------------------------
 # Inputs and options
 # --------------------------------------------------------------------------------------------
-
-
-def expand_globs(paths: Sequence[str]) -> list[str]:
-    """Expand glob patterns ourselves (a quoted glob reaches us unexpanded); an existing path
-    is taken literally even if it contains glob characters. A pattern matching nothing is exit 2."""
-    out: list[str] = []
-    for p in paths:
-        if p == "-" or os.path.exists(p) or not glob.has_magic(p):
-            out.append(p)
-            continue
-        matches = sorted(glob.glob(p, recursive=True))
-        if not matches:
-            fail(f"no files match {p}")
-        out.extend(matches)
-    return out
 
 
 def _settings(config_file: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
@@ -259,9 +260,13 @@ def _warn_rule_errors(results: Sequence[FileResult]) -> None:
 
 
 def render_text(report: CheckReport) -> str:
-    """One block per finding, `path:line: severity CODE name: message`, as compilers print."""
+    """One block per finding, `path:line: severity CODE name: message`, as compilers print.
+    With a baseline, only the new findings are printed in full; the accepted ones are a count
+    and one title line each at the end (the reader is looking for what changed)."""
     out: list[str] = []
     for item in report.items:
+        if item.baselined:
+            continue
         where = display_path(item.path) + (f":{item.line}" if item.line is not None else "")
         tags = []
         if item.root_cause:
@@ -279,7 +284,26 @@ def render_text(report: CheckReport) -> str:
             out.append(f"    {n:>7} | {t if len(t) <= 120 else t[:119] + '…'}")
         if len(shown) > 3:
             out.append(f"            … {len(shown) - 3} more evidence lines")
+    out.extend(_baselined_titles(report))
     return "".join(line + "\n" for line in out)
+
+
+BASELINED_SHOWN = 20
+
+
+def _baselined_titles(report: CheckReport) -> list[str]:
+    old = [item for item in report.items if item.baselined]
+    if not old:
+        return []
+    n = len(old)
+    out = [f"{n} finding{'s' if n != 1 else ''} in the baseline (accepted, not shown in full):"]
+    for item in old[:BASELINED_SHOWN]:
+        where = display_path(item.path) + (f":{item.line}" if item.line is not None else "")
+        tag = " [root cause]" if item.root_cause else " [consequence]" if item.consequence else ""
+        out.append(f"    {where}: {item.severity} {item.code} {item.name}{tag}")
+    if n > BASELINED_SHOWN:
+        out.append(f"    … {n - BASELINED_SHOWN} more (--format json lists them all)")
+    return out
 
 
 def render(report: CheckReport, fmt: str) -> str:
@@ -326,8 +350,19 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-@click.command("check", help=HELP, short_help="Check logs for problems; exit 1 on findings (for CI).")
-@click.argument("paths", nargs=-1, required=True)
+EPILOG = examples(
+    "logdiag check logs/ --format sarif --output logdiag.sarif",
+    "logdiag check 'logs/**/*.log' --fail-on warning --jobs 2",
+    "logdiag check run.log --format github",
+    "logdiag check logs/ --write-baseline logdiag-baseline.json",
+    "logdiag check logs/ --baseline logdiag-baseline.json",
+    "logdiag check run.log --since 1h",
+)
+
+
+@click.command("check", help=HELP, epilog=EPILOG,
+               short_help="Check logs for problems; exit 1 on findings (for CI).")
+@paths_argument()
 @click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
               help="Lowest severity that fails the run.  [default: error, or the configured fail-on]")
 @click.option("--select", multiple=True, metavar="RULES",
@@ -336,8 +371,8 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with failing findings (input errors still exit 2).")
-@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes: files are analyzed in parallel (one file alone is split by byte ranges).")
+@jobs_option("Processes: files are analyzed in parallel (one file alone is split by byte ranges); "
+             "files below 8 MiB in total stay in one process.")
 @click.option("--dask", metavar="ADDRESS", default=None,
               help="Analyze the files on Dask: a scheduler (tcp://host:8786) or local[:N] (a local "
                    "cluster of N workers, default 2). Needs: pip install 'logdiag[dask]'.")
@@ -346,14 +381,16 @@ def summary_line(report: CheckReport, seconds: float) -> str:
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Accepted findings (a previous --format json output): they do not fail the run.")
 @click.option("--write-baseline", metavar="FILE", help="Write all findings as a baseline to FILE, exit 0.")
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+@no_redact_option
 @click.option("--baseline-run", metavar="BASE.log",
               help="Also fail (exit 1) when a log is not comparable with this baseline run (logdiag compare).")
 @click.option("--vary", multiple=True, metavar="FACTOR", help="With --baseline-run: a declared factor (repeatable).")
+@window_options
 def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
           fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
           baseline_file: str | None, write_baseline: str | None, no_redact: bool = False,
-          baseline_run: str | None = None, vary: tuple[str, ...] = (), dask: str | None = None) -> None:
+          baseline_run: str | None = None, vary: tuple[str, ...] = (), dask: str | None = None,
+          window: TimeWindow | None = None) -> None:
     started = time.monotonic()
     dask_target = _dask_target(dask)
     config, threshold = _settings(config_file, select, ignore, fail_on)
@@ -361,12 +398,14 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
     if write_baseline and baseline_path and not os.path.exists(baseline_path):
         baseline_path = None  # creating the configured baseline for the first time
     baseline = _load_baseline(baseline_path)
-    files = resolve_inputs(tuple(expand_globs(paths)))
+    files = resolve_inputs(paths)
     from logparse.cli.main import refuse_overwrite
 
     refuse_overwrite([p for p in (output, write_baseline) if p and p != "-"], files)
 
-    results = _run_reported(files, config.thresholds, jobs, Progress(len(files)), dask=dask_target)
+    pool = jobs if len(files) == 1 else effective_jobs(jobs, files)  # one file: split by bytes
+    results = _run_reported(files, config.thresholds, pool, Progress(len(files)), dask=dask_target,
+                            window=window)
     _warn_rule_errors(results)
     from logparse.render.sanitize import clean_check
 

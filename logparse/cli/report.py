@@ -8,10 +8,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from logparse.cli.main import EXIT_INPUT, OUTPUT_ERRORS, fail, resolve_inputs
+from logparse.cli.options import examples, jobs_option, no_redact_option, window_options
+
+if TYPE_CHECKING:
+    from logparse.model.window import TimeWindow
 
 FORMATS = {
     ".html": "html",
@@ -64,7 +69,12 @@ def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> N
     _write(out, render_markdown(data, plot_dir if svgs else None))
 
 
-@click.command("report")
+@click.command("report", epilog=examples(
+    "logdiag report run.log -o report.html",
+    "logdiag report run.log -o report.md",
+    "logdiag report spec.log --baseline nospec.log -o r.html",
+    "logdiag report run.log -o - --format json --since 1h",
+))
 @click.argument("path")
 @click.option(
     "--baseline",
@@ -88,9 +98,7 @@ def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> N
     default=None,
     help="Default: from the output file's extension.",
 )
-@click.option(
-    "--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default)."
-)
+@no_redact_option
 @click.option(
     "--timestamp",
     is_flag=True,
@@ -104,13 +112,8 @@ def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> N
     metavar="SECONDS",
     help="Report unlogged gaps at least this long between timestamped lines of a rank.",
 )
-@click.option(
-    "--jobs",
-    type=click.IntRange(1, 64),
-    default=1,
-    show_default=True,
-    help="Processes for one large plain file (byte-range split).",
-)
+@jobs_option("Processes for one large plain file (byte-range split; below 8 MiB: one process).")
+@window_options
 def report(
     path: str,
     baseline: str | None,
@@ -120,11 +123,13 @@ def report(
     timestamp: bool,
     gap_threshold: float,
     jobs: int,
+    window: TimeWindow | None = None,
 ) -> None:
     """Write a postmortem report of one log: summary, findings with evidence, startup waterfall,
     serving and speculative-decoding plots, benchmarks, configuration, log coverage.
 
-    PATH is a log file (plain or .gz) or - for stdin.
+    PATH is a log file (plain or .gz) or - for stdin. --since/--until apply to PATH only, not to
+    the --baseline run.
     """
     fmt = _format(output, fmt)
     if output == "-" and fmt == "markdown":
@@ -140,7 +145,7 @@ def report(
     from logparse.engine.core import analyze
     from logparse.report.model import build_report
 
-    analysis = analyze(log_file, jobs=jobs)
+    analysis = analyze(log_file, jobs=jobs, window=window)
     base = analyze(base_file, jobs=jobs) if base_file else None
     generated = datetime.now(UTC).replace(microsecond=0).isoformat(sep=" ") if timestamp else None
     rep = build_report(

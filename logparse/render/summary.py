@@ -129,7 +129,8 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
     cov = log.coverage
     entry: dict[str, Any] = {
         "path": log.path,
-        "lines": {"total": cov.total, "recognized": cov.recognized, "unparsed": cov.unparsed},
+        "lines": {"total": cov.total, "recognized": cov.recognized, "unparsed": cov.unparsed}
+        | ({"outside_window": cov.outside_window} if cov.window is not None else {}),
         "facts": analysis.views.facts(),
         "outcome": analysis.outcome,
         "root_cause": _finding_dict(analysis.root_cause, merged) if analysis.root_cause is not None else None,
