@@ -428,7 +428,17 @@ def _errors(doc: Doc, entry: dict[str, Any]) -> None:
 
 def _coverage(doc: Doc, entry: dict[str, Any]) -> None:
     cov = entry["coverage"]
-    doc.add(f"coverage: {fmt(cov['recognized'])}/{fmt(cov['total'])} lines recognized ({cov['recognized_share']:.1%})")
+    window = cov.get("window")
+    if window:
+        # recognized + unparsed + outside_window = total: a window never hides lines unseen.
+        inside = cov["total"] - cov["outside_window"]
+        bounds = ", ".join(f"--{side} {window[side]} = {window[at]}"
+                           for side, at in (("since", "from"), ("until", "to")) if window.get(side))
+        doc.add(f"coverage: {fmt(cov['recognized'])}/{fmt(inside)} lines in the window recognized "
+                f"({cov['recognized_share']:.1%}); {fmt(cov['outside_window'])} of {fmt(cov['total'])} "
+                f"lines outside it ({bounds})", "", "  ")
+    else:
+        doc.add(f"coverage: {fmt(cov['recognized'])}/{fmt(cov['total'])} lines recognized ({cov['recognized_share']:.1%})")
     for t in cov["top_unparsed"][:5]:
         lead = f"  {fmt(t['count']):>7}× (first line {t['first_line']}) "
         doc.add(t["template"], lead, " " * len(lead))
