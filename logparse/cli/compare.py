@@ -8,8 +8,15 @@ import sys
 import click
 
 from logparse.cli.main import EXIT_FINDINGS, EXIT_OK, fail, resolve_inputs
+from logparse.cli.options import examples, no_redact_option
 
-EPILOG = """\b
+EPILOG = examples(
+    "logdiag compare BASELINE.log CANDIDATE.log --vary speculative",
+    "logdiag compare base.log steps1.log steps3.log --vary speculative",
+    "logdiag compare base.log cand.log --vary nccl --allow mem-fraction-static --format md",
+) + """
+
+\b
 Exit codes:
   0  comparable: every difference lies inside the declared factors (--vary) or is --allow'ed
   1  not comparable: a setting differs outside them (each is listed as key: baseline → candidate)
@@ -35,7 +42,7 @@ def _one(path: str) -> str:
               help="What the comparison is about: differences inside it are expected (repeatable).")
 @click.option("--allow", multiple=True, metavar="KEY", help="Accept a difference in this setting (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "md")), default="text", show_default=True)
-@click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
+@no_redact_option
 def compare(baseline: str, candidates: tuple[str, ...], vary: tuple[str, ...], allow: tuple[str, ...],
             fmt: str, no_redact: bool = False) -> None:
     """Compare a BASELINE run with one or more CANDIDATE runs: the comparability verdict first

@@ -48,7 +48,12 @@ def _check_input(path: str) -> None:
             fail(f"cannot read {path}: {err.strerror or err}")
 
 
-@click.command("follow")
+@click.command("follow", epilog="""\b
+Examples:
+  logdiag follow server.log --timeout 900
+  python -m sglang.launch_server ... 2>&1 | logdiag follow -
+  logdiag follow server.log --health http://localhost:30000/health
+  logdiag follow server.log --until exit --format json""")
 @click.argument("path")
 @click.option(
     "--until",
@@ -91,11 +96,8 @@ def follow(
     path: str, until: str, timeout: float | None, health: str | None, fmt: str, poll: float
 ) -> None:
     """Follow LOG (a file, which may not exist yet, or - for stdin) as it grows and exit with an
-    answer: 0 ready, 1 crashed (with the root cause and fix), 4 timed out.
-
-    \b
-    logdiag follow server.log --timeout 900
-    python -m sglang.launch_server ... 2>&1 | logdiag follow -
+    answer: 0 ready, 1 crashed (with the root cause and fix), 4 timed out. (--until here is when
+    to stop, not a time window: follow reads a live log from its start.)
     """
     from logparse.follow.render import JsonRenderer, PlainRenderer, TtyRenderer
     from logparse.follow.session import Options, Session

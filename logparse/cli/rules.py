@@ -207,7 +207,8 @@ def excerpt_lines(r: Rule, path: Path, total: int) -> list[int]:
 # --------------------------------------------------------------------------- commands
 
 
-@click.command("rules")
+@click.command("rules", epilog="\b\nExamples:\n  logdiag rules\n  logdiag rules --format json\n"
+               "  logdiag rules --format md")
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True
 )
@@ -218,7 +219,7 @@ def rules_command(fmt: str) -> None:
     click.echo(render(rules), nl=False)
 
 
-@click.command("rule")
+@click.command("rule", epilog="\b\nExamples:\n  logdiag rule cuda-oom\n  logdiag rule MEM001")
 @click.argument("key", metavar="NAME|CODE")
 def rule_command(key: str) -> None:
     """Show one rule's documentation and its fixture example."""
