@@ -233,3 +233,12 @@ def test_stdin_takes_a_window() -> None:
     r = run("analyze", "-", "--since", "2m", "--format", "json", input=SERVING.read_text())
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["files"][0]["lines"]["outside_window"] > 0
+
+
+def test_a_window_with_no_line_in_it_is_an_answer_not_an_error() -> None:
+    r = run("analyze", str(SERVING), "--since", "2027-01-01", "--format", "json")
+    assert r.exit_code == 0, r.output
+    entry = json.loads(r.stdout)["files"][0]
+    assert entry["lines"] == {"total": 1433, "recognized": 0, "unparsed": 0, "outside_window": 1433}
+    # Nothing from outside the window leaks into the facts (the ranks of dropped stats lines).
+    assert "ranks_seen" not in entry["facts"] and entry["outcome"] is None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from logparse.io.reader import InputError
 from logparse.model.window import TimeWindow, WindowError
-from logparse.parsing.columns import AccessColumns, StatsColumns, epoch, from_epoch
+from logparse.parsing.columns import AccessColumns, Interner, StatsColumns, epoch, from_epoch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,6 +63,22 @@ def _array(code: str, values: npt.NDArray[Any]) -> array[Any]:
     return out
 
 
+def _ranks(cols: StatsColumns | AccessColumns, idx: npt.NDArray[np.int64]) -> tuple[Interner, array[int]]:
+    """The kept rows' rank codes in a new interner: its values are what the run model reads as
+    "ranks seen", so a rank printed only outside the window must not be in it. Codes follow the
+    first appearance, as one process would give them (the same for every --jobs)."""
+    import numpy as np
+
+    old = _np_of(cols.rank, "int32")[idx]
+    ranks = Interner()
+    remap = np.zeros(len(cols.ranks.values), dtype="int32")
+    if len(old):
+        codes, first = np.unique(old, return_index=True)
+        for code in codes[np.argsort(first, kind="stable")]:
+            remap[code] = ranks.code(cols.ranks.values[code])
+    return ranks, _array("i", remap[old])
+
+
 def _select_stats(cols: StatsColumns, keep: npt.NDArray[np.bool_]) -> StatsColumns:
     import numpy as np
 
@@ -70,10 +86,9 @@ def _select_stats(cols: StatsColumns, keep: npt.NDArray[np.bool_]) -> StatsColum
         return cols
     idx = np.nonzero(keep)[0]
     out = StatsColumns(cols.event_cls, cols.fields)
-    out.ranks = cols.ranks  # codes stay valid: the interner is shared
+    out.ranks, out.rank = _ranks(cols, idx)
     out.line = _array("q", _np_of(cols.line, "int64")[idx])
     out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
-    out.rank = _array("i", _np_of(cols.rank, "int32")[idx])
     for name in cols.fields:
         out.cols[name].extend(_array("d", _np_of(cols.cols[name], "float64")[idx]))
     new_row = np.full(len(keep), -1, dtype="int64")
@@ -94,10 +109,11 @@ def _select_access(cols: AccessColumns, keep: npt.NDArray[np.bool_]) -> AccessCo
         return cols
     idx = np.nonzero(keep)[0]
     out = AccessColumns()
-    out.ranks, out.strings = cols.ranks, cols.strings
+    out.ranks, out.rank = _ranks(cols, idx)
+    out.strings = cols.strings  # decoded per row only: sharing it changes no answer
     out.line = _array("q", _np_of(cols.line, "int64")[idx])
     out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
-    for name in ("rank", "status", "method", "path", "client"):
+    for name in ("status", "method", "path", "client"):
         setattr(out, name, _array("i", _np_of(getattr(cols, name), "int32")[idx]))
     return out
 
