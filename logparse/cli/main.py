@@ -238,7 +238,8 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
         from logparse.render.text import render as render_text
 
         width, paint = text_layout(wide, color)
-        click.echo(render_text(analyses, redact=not no_redact, width=width, color=paint), nl=False)
+        click.echo(render_text(analyses, redact=not no_redact, width=width, color=paint),
+                   nl=False, color=paint or None)  # click strips colour off a non-terminal
 
 
 def _event_kinds() -> list[str]:

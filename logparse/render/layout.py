@@ -23,8 +23,11 @@ from logparse.render.neutral import one_line
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40
-_SOFT_BREAK = "/,=_.-:"
+_SOFT_BREAKS = ("/,=", "_.-:")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Joins words that must stay on one line (`41.3 token/s`), in text logdiag writes itself
+# (`wrap(..., glue=True)`); in any other text it is a control character, escaped like the rest.
+GLUE = "\x1f"
 
 
 def output_width(*, wide: bool = False, isatty: bool = False, env: Mapping[str, str] | None = None) -> int | None:
@@ -62,8 +65,12 @@ def _split_long(token: str, room: int) -> list[str]:
     character where there is one."""
     pieces: list[str] = []
     while len(token) > room:
-        cut = max((token.rfind(c, 0, room) for c in _SOFT_BREAK), default=-1)
-        cut = cut + 1 if cut > 0 else room
+        cut = room
+        for group in _SOFT_BREAKS:  # a path breaks after `/` before it breaks after `_`
+            at = max(token.rfind(c, 0, room) for c in group)
+            if at + 1 > room // 3:
+                cut = at + 1
+                break
         pieces.append(token[:cut])
         token = token[cut:]
     if token:
@@ -71,18 +78,20 @@ def _split_long(token: str, room: int) -> list[str]:
     return pieces
 
 
-def wrap(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:
+def wrap(text: str, width: int | None, first: str = "", rest: str | None = None,
+         glue: bool = False) -> list[str]:
     """`text` (one logical line; control characters escaped) as lines of at most `width`
     columns: the first starts with `first`, the others with `rest` (a hanging indent; default:
     as many spaces as `first` is wide)."""
-    text = one_line(text)
+    parts = text.split(GLUE) if glue else [text]
+    text = "\x00".join(one_line(part) for part in parts)  # NUL stands for a glued space
     if rest is None:
-        rest = " " * len(first)
+        rest = " " * (len(first) + 2)
     body = text.lstrip(" ")
     first += text[: len(text) - len(body)]  # an indented log line (a frame) keeps its indent
     text = body
     if width is None:
-        return [first + text]
+        return [(first + text).replace("\x00", " ")]
     words = text.split(" ")
     lines: list[str] = []
     prefix = first
@@ -107,7 +116,7 @@ def wrap(text: str, width: int | None, first: str = "", rest: str | None = None)
         line = pieces[-1]
     if line or not lines:
         lines.append(prefix + line)
-    return [ln.rstrip() for ln in lines]
+    return [ln.rstrip().replace("\x00", " ") for ln in lines]
 
 
 def table(rows: Sequence[Sequence[str]], width: int | None, indent: str = "  ",
@@ -151,9 +160,11 @@ class Doc:
         self.paint = paint or Paint(False)
         self.lines: list[str] = []
 
-    def add(self, text: str, first: str = "", rest: str | None = None, style: str | None = None) -> None:
-        """One logical line, wrapped; `style` paints its first physical line."""
-        wrapped = wrap(text, self.width, first, rest)
+    def add(self, text: str, first: str = "", rest: str | None = None, style: str | None = None,
+            glue: bool = False) -> None:
+        """One logical line, wrapped; `style` paints its first physical line; `glue`: the text
+        is logdiag's own, GLUE joins words."""
+        wrapped = wrap(text, self.width, first, rest, glue)
         wrapped[0] = self.paint(style, wrapped[0])
         self.lines.extend(wrapped)
 

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from logparse.render.bullets import remedy_bullets
-from logparse.render.layout import Doc, Paint, table
+from logparse.render.layout import GLUE, Doc, Paint, table
+from logparse.render.neutral import one_line
 from logparse.render.summary import file_summary
-from logparse.run.ranks import rank_range
+from logparse.run.ranks import rank_key, rank_range
 
 WIDTH = 100  # the default width (layout.DEFAULT_WIDTH); kept for callers that import it
 ROOT_EVIDENCE = 4  # evidence lines shown for the root cause
@@ -55,10 +56,6 @@ def fmt(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return ", ".join(fmt(x) for x in v) or "none"
     return str(v)
-
-
-def _secs(v: Any) -> str:
-    return "?" if v is None else f"{fmt(v)} s"
 
 
 # ------------------------------------------------------------------------------------ findings
@@ -213,40 +210,67 @@ def _startup(doc: Doc, st: dict[str, Any], failed: bool) -> None:
     ready = st["ready"]
     head = "startup: ready" if ready else "startup: NOT ready" if ready is False else "startup:"
     if st.get("ready_at"):
-        where = f"{st['ready_file']}:" if st.get("ready_file") else "line "
+        where = f"{one_line(st['ready_file'])}:" if st.get("ready_file") else "line "  # glue-safe
         head += f" at {st['ready_at']} ({where}{st['ready_line']})"
     if st.get("time_to_ready_s") is not None:
-        head += f", {fmt(st['time_to_ready_s'])} s after the first timestamp"
-    doc.add(head)
+        head += f", {fmt(st['time_to_ready_s'])}{GLUE}s after the first timestamp"
+    doc.add(head, glue=True)
     ranks = st["ranks"]
-    workers = {r: info for r, info in ranks.items() if r != "main"}
-    names = [tuple(p["phase"] for p in info["phases"]) for info in workers.values()]
-    lines = None
-    if workers and len(set(names)) == 1:
-        header = ["rank", *names[0]]
-        rows = [header] + [[r, *(_phase_cell(p, failed) for p in info["phases"])] for r, info in workers.items()]
-        lines = table(rows, doc.width)
+    workers = {r: info["phases"] for r, info in ranks.items() if r != "main"}
+    lines = _phase_table(workers, doc.width)
+    rest = {r: info["phases"] for r, info in ranks.items() if r == "main" or lines is None}
     if lines is not None:
         doc.extend(lines)
-        rest = {r: info for r, info in ranks.items() if r == "main"}
-    else:
-        rest = ranks
-    for rank, info in rest.items():
-        parts = [f"{p['phase']} {_phase_cell(p, failed)}" for p in info["phases"]]
-        doc.add(", ".join(parts), f"  {rank}: ", "    ")
+    for rank, phases in rest.items():
+        doc.add(", ".join(f"{p['phase']} {_phase_cell(p)}" for p in phases), f"  {rank}: ", "    ")
     if failed:
-        unfinished = sorted({p["phase"] for info in ranks.values() for p in info["phases"] if not p["complete"]})
-        if unfinished:
-            doc.add(f"unfinished when the log ends: {', '.join(unfinished)}", "  ")
+        stopped = {}
+        for rank, info in ranks.items():
+            for p in info["phases"]:
+                if not p["complete"]:
+                    stopped.setdefault(p["phase"], []).append(rank)
+        for phase, who in stopped.items():
+            doc.add(f"unfinished when the log ends: {phase} on {rank_range(who)}", "  ", "    ")
     if st.get("slowest_rank"):
         s = st["slowest_rank"]
-        doc.add(f"slowest rank: {s['rank']} ({fmt(s['phases_s'])} s in logged phases; longest: {s['slowest_phase']})", "  ", "    ")
+        doc.add(f"slowest rank: {s['rank']} ({fmt(s['phases_s'])}{GLUE}s in logged phases; longest: {s['slowest_phase']})", "  ", "    ",
+                glue=True)
 
 
-def _phase_cell(p: dict[str, Any], failed: bool) -> str:
+def _phase_table(workers: dict[str, list[dict[str, Any]]], width: int | None) -> list[str] | None:
+    """The ranks' start-up phases as the widest table that fits: a row per rank, else a row per
+    phase with a column per rank, else a row per phase with the range over the ranks and the
+    slowest rank. None when the ranks logged different phases or nothing fits."""
+    names = {tuple(p["phase"] for p in phases) for phases in workers.values()}
+    if len(names) != 1:
+        return None
+    (order,) = names
+    by_rank = list(workers.items())
+    per_rank = [["rank", *order]] + [[r, *(_phase_cell(p) for p in phases)] for r, phases in by_rank]
+    per_phase = [["phase", *(r for r, _ in by_rank)]] + [
+        [name, *(_phase_cell(phases[i]) for _, phases in by_rank)] for i, name in enumerate(order)
+    ]
+    found = table(per_rank, width) or (table(per_phase, width) if len(by_rank) > 1 else None)
+    if found is not None:
+        return found
+    unfinished = any(not p["complete"] for _, phases in by_rank for p in phases)
+    summary = [["phase", "shortest", "longest", "slowest rank"] + (["unfinished on"] if unfinished else [])]
+    for i, name in enumerate(order):
+        done = sorted((phases[i]["duration_s"], rank_key(r), r) for r, phases in by_rank
+                      if phases[i]["duration_s"] is not None)
+        open_ = [r for r, phases in by_rank if not phases[i]["complete"]]
+        row = [name, f"{fmt(done[0][0])}s" if done else "-", f"{fmt(done[-1][0])}s" if done else "-",
+               done[-1][2] if done and done[-1][0] > done[0][0] else "-"]
+        summary.append(row + ([rank_range(open_) if open_ else "-"] if unfinished else []))
+    return table(summary, width, align="lrrll")
+
+
+def _phase_cell(p: dict[str, Any]) -> str:
+    # `2.9s`, not `2.9 s`: a wrapped line must never part a number from its unit.
+    took = "?" if p["duration_s"] is None else f"{fmt(p['duration_s'])}s"
     if p["complete"]:
-        return _secs(p["duration_s"])
-    return "unfinished" if p["duration_s"] is None else f"{_secs(p['duration_s'])} unfinished"
+        return took
+    return "unfinished" if p["duration_s"] is None else f"{took} unfinished"
 
 
 def _memory(doc: Doc, launches: list[dict[str, Any]], max_rows: int = 16) -> None:
@@ -364,9 +388,9 @@ def _benchmarks(doc: Doc, benchmarks: list[dict[str, Any]]) -> None:
             if value is None:
                 parts.append(f"{label} not set")
             else:
-                parts.append(f"{label} {fmt(value)}" + (f" {unit}" if unit else ""))
+                parts.append(f"{label} {fmt(value)}" + (f"{GLUE}{unit}" if unit else ""))
         kind = b["kind"].replace("_", " ")
-        doc.add(f"benchmark ({kind}, line {b['line']}): " + ("; ".join(parts) or "no figures"), "", "  ")
+        doc.add(f"benchmark ({kind}, line {b['line']}): " + ("; ".join(parts) or "no figures"), "", "  ", glue=True)
 
 
 def _config(doc: Doc, cfg: dict[str, Any]) -> None:

@@ -1,0 +1,287 @@
+"""The text of `logdiag analyze` as a person reads it: golden files of every whole-run fixture at
+80 and at 200 columns, and the layout rules every output keeps — no line wider than the width
+(unless --wide), no word cut, no finding printed twice, no Python repr, colour only when asked.
+
+`LOGDIAG_UPDATE_GOLDEN=1 pytest tests/test_text_layout.py` (or `--update-golden`) rewrites
+tests/golden/text/ for review.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from logparse.cli.main import main
+from logparse.engine.core import analyze
+from logparse.render.bullets import remedy_bullets, split_top
+from logparse.render.layout import output_width, table, use_color, visible_len, wrap
+from logparse.render.text import _error_text, fmt, render
+from tests.conftest import REPO, write_log
+
+GOLDEN = REPO / "tests" / "golden" / "text"
+# Every whole-run log the repository carries: the fixtures and the comparison runs.
+WHOLE_RUNS = sorted(
+    str(p.relative_to(REPO)) for p in [*(REPO / "fixtures" / "logs").glob("*.log"), *(REPO / "fixtures" / "compare").glob("*.log")]
+)
+WIDTHS = (80, 200)
+TITLE = re.compile(r"^\s*\[(ERROR|WARNING|INFO)\] \S+ \([A-Z]+\d+\): ")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@cache
+def _analysis(source: str):  # type: ignore[no-untyped-def]
+    cwd = os.getcwd()
+    os.chdir(REPO)  # the header names the file as the command line would: relative
+    try:
+        return analyze(source)
+    finally:
+        os.chdir(cwd)
+
+
+def _text(source: str, width: int | None) -> str:
+    return render([_analysis(source)], width=width)
+
+
+def _name(source: str) -> str:
+    return Path(source).parent.name + "-" + Path(source).stem
+
+
+@pytest.fixture
+def update(update_golden: bool) -> bool:
+    return update_golden or os.environ.get("LOGDIAG_UPDATE_GOLDEN") == "1"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_golden_text(source: str, width: int, update: bool) -> None:
+    text = _text(source, width)
+    path = GOLDEN / f"{_name(source)}.{width}.txt"
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    if not path.exists():
+        pytest.fail(f"missing {path.relative_to(REPO)}: run LOGDIAG_UPDATE_GOLDEN=1 pytest {__file__} and review it")
+    want = path.read_text(encoding="utf-8")
+    if text != want:
+        diff = "".join(difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden", "now", n=2))
+        pytest.fail(f"{path.relative_to(REPO)} differs (LOGDIAG_UPDATE_GOLDEN=1 rewrites it):\n{diff[:6000]}")
+
+
+def test_there_are_whole_runs() -> None:
+    assert len(WHOLE_RUNS) >= 9 and "fixtures/logs/nextn-hybrid-launch.log" in WHOLE_RUNS
+
+
+@pytest.mark.parametrize("width", (40, 60, 80, 200))
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_no_line_is_wider_than_the_width(source: str, width: int) -> None:
+    for line in _text(source, width).splitlines():
+        assert len(line) <= width, line
+
+
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_wide_prints_every_evidence_line_whole(source: str) -> None:
+    wide = _text(source, None).splitlines()
+    a = _analysis(source)
+    shown = 0
+    for f in a.all_findings():
+        for ev in f.evidence:
+            for n, text in ev.lines:
+                if any(line.endswith(f"{n:>7} | {text.strip()}") or line.endswith(f" | {text}") for line in wide):
+                    shown += 1
+    assert shown > 0
+    # Nothing is cut: no line of the wide text ends with an ellipsis that hides the rest.
+    assert not [line for line in wide if line.endswith("…") and " | " in line]
+
+
+def test_wide_is_wider_than_100_somewhere() -> None:
+    assert max(len(line) for line in _text("fixtures/logs/eagle3-kv-pool.log", None).splitlines()) > 100
+
+
+@pytest.mark.parametrize("width", (80, None))
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_each_finding_title_is_printed_once(source: str, width: int | None) -> None:
+    titles = [line.strip() for line in _text(source, width).splitlines() if TITLE.match(line)]
+    assert titles, "every whole-run fixture has a finding"
+    assert len(titles) == len(set(titles)), [t for t in titles if titles.count(t) > 1]
+    # A finding's fix is printed once too (per finding, not per attempt that saw it).
+    names = [TITLE.match(t).group(0) for t in titles]  # type: ignore[union-attr]
+    wide = _text(source, None)
+    for name in set(names):
+        rule = name.split("] ")[1].split(" (")[0]
+        assert wide.count(f"logdiag rule {rule}\n") <= 1
+
+
+def test_a_finding_two_attempts_share_is_one_entry() -> None:
+    text = _text("fixtures/logs/nextn-hybrid-launch.log", 200)
+    assert text.count("custom-allreduce-unavailable (DIST003)") == 1
+    assert "[attempts 3 and 4]" in text
+    assert text.count("NCCL_P2P_LEVEL=SYS") == 1
+
+
+def _own_lines(text: str) -> list[str]:
+    """The lines logdiag writes itself (evidence lines quote the log, which may hold anything)."""
+    return [line for line in text.splitlines() if " | " not in line and not line.startswith("  run")]
+
+
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_no_python_repr_leaks(source: str) -> None:
+    text = _text(source, None)
+    for line in _own_lines(text):
+        assert not re.search(r"[{}]|\bNone\b|\bTrue\b|\bFalse\b|\[\]|'\d+'|=None", line), line
+    bench = [line for line in text.splitlines() if line.startswith("benchmark")]
+    for line in bench:
+        assert line.count("total throughput") <= 1, line
+
+
+def test_root_cause_comes_first_with_rank_evidence_and_fix() -> None:
+    lines = _text("fixtures/logs/eagle3-kv-pool.log", 80).splitlines()
+    first = lines[:24]  # one terminal screen
+    assert first[1].startswith("outcome: crashed-at-startup")
+    assert first[2] == "root cause:" and "kv-pool-no-room" in first[3]
+    assert any("ranks: TP0–TP7" in line for line in first)
+    assert any(" | RuntimeError: Not enough memory" in line for line in first), "the exception line is shown"
+    assert any(line.strip().startswith("fix:") for line in first)
+
+
+def test_attempts_are_on_the_first_screen() -> None:
+    first = _text("fixtures/logs/nextn-hybrid-launch.log", 80).splitlines()[:24]
+    assert sum(line.startswith("  attempt ") for line in first) == 4
+
+
+def test_startup_phases_are_never_cut() -> None:
+    for width in (80, 200):
+        text = _text("fixtures/logs/nextn-4-serving.log", width)
+        assert "capture-dra…" not in text and "…" not in "".join(line for line in text.splitlines() if "TP0" in line)
+        assert "capture-draft" in text and "capture-draft-extend" in text or "capture-draft" in text
+
+
+def test_long_remedy_is_bullets_with_a_pointer() -> None:
+    text = _text("fixtures/logs/nextn-4-serving.log", 100)
+    assert "· `NCCL_P2P_LEVEL=SYS`" in text
+    assert "logdiag rule custom-allreduce-unavailable" in text
+    # The long asides stay in JSON and in `logdiag rule`; the terminal gets the actions.
+    assert "PHB/SYS paths" not in text
+
+
+def test_queue_max_counts_the_prefill_lines(tmp_path: Path) -> None:
+    stats = []
+    for i in range(3):
+        stats.append(f"[2026-04-21 08:50:0{i} TP0] Prefill batch, #new-seq: 1, #new-token: 500, #cached-token: 0, "
+                     f"token usage: 0.01, #running-req: 4, #queue-req: {24 - i}, input throughput (token/s): 657.70, "
+                     "cuda graph: False")
+        stats.append(f"[2026-04-21 08:50:1{i} TP0] Decode batch, #running-req: 4, #token: 1000, token usage: 0.02, "
+                     "cuda graph: True, gen throughput (token/s): 200.00, #queue-req: 0")
+    a = analyze(write_log(tmp_path, "\n".join(stats) + "\n"))
+    text = render([a], width=100)
+    assert "queued: max 24" in text, text
+
+
+# ------------------------------------------------------------------------------- the pieces
+
+
+def test_fmt_is_for_people() -> None:
+    assert fmt(None) == "not set" and fmt(True) == "yes" and fmt(1600) == "1,600"
+    assert fmt(3826.07) == "3,826.07" and fmt(48.0) == "48" and fmt(0.5) == "0.5"
+    assert fmt({"200": 617}) == "200 617" and fmt([]) == "none" and fmt({}) == "none"
+
+
+def test_error_records_read_as_words() -> None:
+    assert _error_text({"kind": "killed", "detail": {}}) == "killed"
+    assert _error_text({"kind": "sigquit_received", "detail": {"phase": "launch"}}) == "sigquit received (phase launch)"
+    assert _error_text({"kind": "traceback", "exception": "ValueError", "message": "bad"}) == "ValueError: bad"
+
+
+def test_wrap_keeps_every_word_whole() -> None:
+    text = ("Not enough memory for the KV pool after loading the weights on TP0–TP7 (8 times) "
+            "(--mem-fraction-static=0.85): the weights take 16.44 GB of the 19.03 GB free")
+    for width in (30, 45, 80):
+        lines = wrap(text, width, "  - ", "    ")
+        assert all(len(line) <= width for line in lines)
+        if width == 30:
+            continue  # "(--mem-fraction-static=0.85):" does not fit: it breaks after `=`
+        assert " ".join(line.strip().removeprefix("- ") for line in lines) == text
+        assert lines[0].startswith("  - ") and all(line.startswith("    ") for line in lines[1:])
+
+
+def test_wrap_breaks_a_long_token_after_a_separator() -> None:
+    path = "/usr/local/lib/python3.12/dist-packages/sglang/srt/model_executor/model_runner.py"
+    lines = wrap(path, 40, "| ", "| ")
+    assert all(len(line) <= 40 for line in lines)
+    assert "".join(line[2:] for line in lines) == path
+    assert all(line.endswith("/") for line in lines[:-1])
+
+
+def test_wrap_without_a_width_is_one_line_and_escapes_control_characters() -> None:
+    assert wrap("a b\x1b[31mc", None, "> ") == ["> a b\\x1b[31mc"]
+
+
+def test_wrap_keeps_a_frame_indent() -> None:
+    assert wrap('  File "x.py", line 3', 80, "  7 | ") == ['  7 |   File "x.py", line 3']
+
+
+def test_table_falls_back_when_it_does_not_fit() -> None:
+    rows = [["rank", "dist-init", "weight-load"], ["TP0", "2.9 s", "289.12 s"]]
+    assert table(rows, 80) == ["  rank  dist-init  weight-load", "  TP0       2.9 s     289.12 s"]
+    assert table(rows, 20) is None
+
+
+def test_remedy_bullets() -> None:
+    bullets, shortened = remedy_bullets(
+        "`--a 1` (why a), or unset `B` (why b); reduce host-side memory: fewer processes, a smaller `--c`"
+    )
+    assert [b.text for b in bullets] == ["`--a 1` (why a)", "or unset `B` (why b)", "reduce host-side memory:"]
+    assert bullets[2].items == ["fewer processes", "a smaller `--c`"] and not shortened
+    assert split_top("a (x; y); b `c; d`; e", "; ") == ["a (x; y)", "b `c; d`", "e"]
+
+
+def test_width_rules() -> None:
+    assert output_width(wide=True, isatty=True, env={"COLUMNS": "80"}) is None
+    assert output_width(isatty=False, env={}) == 100
+    assert output_width(isatty=False, env={"COLUMNS": "132"}) == 132
+    assert output_width(isatty=True, env={"COLUMNS": "90"}) == 90
+    assert output_width(isatty=False, env={"COLUMNS": "10"}) == 40  # a hanging indent needs room
+    assert output_width(isatty=False, env={"COLUMNS": "wide"}) == 100
+
+
+def test_colour_rules() -> None:
+    assert use_color(isatty=True, env={}) and not use_color(isatty=False, env={})
+    assert not use_color(isatty=True, env={"NO_COLOR": "1"})
+    assert use_color(isatty=False, flag=True, env={"NO_COLOR": "1"}) and not use_color(isatty=True, flag=False, env={})
+    assert visible_len("\x1b[1;31mab\x1b[0m") == 2
+
+
+# ------------------------------------------------------------------------------- the CLI
+
+
+LOG = str(REPO / "fixtures" / "logs" / "eagle3-kv-pool.log")
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> str:
+    r = CliRunner().invoke(main, ["analyze", *args], env=env or {})
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_cli_wraps_to_columns_and_wide_does_not() -> None:
+    narrow = _run(LOG, env={"COLUMNS": "60"})
+    assert max(len(line) for line in narrow.splitlines()) <= 60
+    wide = _run(LOG, "--wide", env={"COLUMNS": "60"})
+    assert max(len(line) for line in wide.splitlines()) > 100
+    default = _run(LOG, env={"COLUMNS": ""})
+    assert max(len(line) for line in default.splitlines()) <= 100
+
+
+def test_cli_colour_only_when_asked_or_on_a_terminal() -> None:
+    assert not ANSI.search(_run(LOG))  # CliRunner's stdout is not a terminal
+    coloured = _run(LOG, "--color", env={"COLUMNS": "80"})
+    assert ANSI.search(coloured)
+    assert max(visible_len(line) for line in coloured.splitlines()) <= 80
+    assert ANSI.sub("", coloured) == _run(LOG, env={"COLUMNS": "80"})
+    assert not ANSI.search(_run(LOG, "--no-color"))
