@@ -206,8 +206,15 @@ class TableBuilder:
         return max(1, bisect_right(self.firsts, line))
 
     def identity(self, lines: Sequence[int]) -> dict[str, Any]:
+        import numpy as np
+        import pyarrow as pa
+
         n = len(lines)
-        return {"run": [self.run] * n, "file": [self.file] * n, "launch": [self.launch_of(x) for x in lines]}
+        at = np.asarray(lines, dtype=np.int64) if n else np.zeros(0, np.int64)
+        # Run.launch_at for every line at once: the attempt whose first line is the last <= line.
+        launch = np.maximum(1, np.searchsorted(np.asarray(self.firsts, dtype=np.int64), at, side="right"))
+        return {"run": pa.array([self.run] * n, pa.string()), "file": pa.array([self.file] * n, pa.string()),
+                "launch": pa.array(launch.astype(np.int32), pa.int32())}
 
     def table(self, columns: Sequence[Column], data: dict[str, Any]) -> pa.Table:
         """A table of the given columns from lists (coerced to the column type) or arrays."""
@@ -219,7 +226,8 @@ class TableBuilder:
 
     def event_table(self, kind: str) -> pa.Table:
         """The table of one event kind (no rows when the log has none)."""
-        hot = {"decode_batch": self.log.decode, "prefill_batch": self.log.prefill, "http_access": self.log.access}
+        hot: dict[str, StatsColumns | AccessColumns] = {
+            "decode_batch": self.log.decode, "prefill_batch": self.log.prefill, "http_access": self.log.access}
         if kind in hot:
             return self._hot(kind, hot[kind])
         if self._by_kind is None:
@@ -270,14 +278,33 @@ class TableBuilder:
                 data[column_name(name)] = pa.array(np.where(missing, 0, raw).astype(np.int64), pa.int64(), mask=missing)
             else:
                 data[column_name(name)] = pa.array(raw, pa.float64(), mask=missing)
-        extras: list[list[tuple[str, float]]] = [[] for _ in range(len(cols))]
-        for name in sorted(cols.extra):
+        data["extra"] = self._extras(cols)
+
+    def _extras(self, cols: StatsColumns) -> pa.Array:
+        """The sparse extras as one map per row (keys sorted), built from offsets: most rows have none."""
+        import numpy as np
+        import pyarrow as pa
+
+        names = sorted(cols.extra)
+        rows_, keys_, values_ = [], [], []
+        for k, name in enumerate(names):
             rows, values = cols.extra[name]
-            shown = self.cleaner.text(name)
-            for r, v in zip(rows, values, strict=True):
-                if not math.isnan(v):
-                    extras[r].append((shown, v))
-        data["extra"] = extras
+            r, v = _np(rows, np.int64), _np(values, np.float64)
+            keep = ~np.isnan(v)
+            rows_.append(r[keep])
+            values_.append(v[keep])
+            keys_.append(np.full(int(keep.sum()), k, dtype=np.int32))
+        n = len(cols)
+        if not rows_:
+            return pa.MapArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.string()),
+                                           pa.array([], pa.float64()))
+        row, key, value = np.concatenate(rows_), np.concatenate(keys_), np.concatenate(values_)
+        order = np.lexsort((key, row))
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(row, minlength=n), out=offsets[1:])
+        shown = pa.array([self.cleaner.text(name) for name in names], pa.string())
+        return pa.MapArray.from_arrays(pa.array(offsets), shown.take(pa.array(key[order])),
+                                       pa.array(value[order], pa.float64()))
 
     def _access(self, data: dict[str, Any], cols: AccessColumns) -> None:
         import numpy as np
@@ -413,7 +440,7 @@ def to_array(values: list[Any], logical: str) -> pa.Array:
     typ = arrow_type(logical)
     if logical == CATEGORY:
         return pa.array(coerce(values, STRING), pa.string()).dictionary_encode()
-    if logical in (JSON, STRING, MAP_FLOAT, MAP_STRING):
+    if logical == JSON:
         return pa.array(coerce(values, logical), typ)
     try:
         return pa.array(values, typ)
