@@ -285,3 +285,36 @@ def test_cli_colour_only_when_asked_or_on_a_terminal() -> None:
     assert max(visible_len(line) for line in coloured.splitlines()) <= 80
     assert ANSI.sub("", coloured) == _run(LOG, env={"COLUMNS": "80"})
     assert not ANSI.search(_run(LOG, "--no-color"))
+
+
+def test_consequences_are_printed_once_under_their_cause(tmp_path: Path) -> None:
+    from tests.test_engine import CRASH_LOG
+
+    text = render([analyze(write_log(tmp_path, CRASH_LOG))], width=80)
+    titles = [line for line in text.splitlines() if TITLE.match(line)]
+    assert len(titles) == 1 and "cuda-oom (MEM001)" in titles[0]  # nccl-error is not a finding of its own
+    block = text.split("consequences (the teardown of this failure):\n", 1)[1]
+    assert block.startswith("      - nccl-error (DIST002) on TP0, line 12: ")
+    assert text.count("nccl-error") == 1
+    assert "errors seen: 4, each one evidence of a finding above" in text
+
+
+def _check(*args: str, env: dict[str, str] | None = None) -> str:
+    r = CliRunner().invoke(main, ["check", "--exit-zero", *args], env=env or {})
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_check_text_wraps_and_never_cuts() -> None:
+    narrow = _check(LOG, env={"COLUMNS": "72"})
+    assert max(len(line) for line in narrow.splitlines()) <= 72
+    wide = _check(LOG, "--wide", env={"COLUMNS": "72"})
+    lines = wide.splitlines()
+    assert max(len(line) for line in lines) > 150
+    # Evidence is whole: every shown line is the log's line, not a prefix of it with an ellipsis.
+    log = Path(LOG).read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        m = re.match(r"^ {4}\s*(\d+) \| (.*)$", line)
+        if m:
+            assert m.group(2) == log[int(m.group(1)) - 1], line
+    assert ANSI.search(_check(LOG, "--color")) and not ANSI.search(_check(LOG))

@@ -23,6 +23,7 @@ from logparse.cli.options import (
     paths_argument,
     window_options,
 )
+from logparse.cli.textopts import text_layout, text_options
 from logparse.gate.baseline import Baseline, BaselineError, load_baseline
 from logparse.gate.config import (
     FAIL_ON,
@@ -259,11 +260,15 @@ def _warn_rule_errors(results: Sequence[FileResult]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def render_text(report: CheckReport) -> str:
+def render_text(report: CheckReport, width: int | None = None, color: bool = False) -> str:
     """One block per finding, `path:line: severity CODE name: message`, as compilers print.
     With a baseline, only the new findings are printed in full; the accepted ones are a count
-    and one title line each at the end (the reader is looking for what changed)."""
-    out: list[str] = []
+    and one title line each at the end (the reader is looking for what changed). Lines are
+    wrapped to `width` with a hanging indent (None: every line whole), never cut."""
+    from logparse.render.layout import Doc, Paint
+
+    doc = Doc(width, Paint(color))
+    style = {"error": "red", "warning": "yellow"}
     for item in report.items:
         if item.baselined:
             continue
@@ -272,20 +277,24 @@ def render_text(report: CheckReport) -> str:
         if item.root_cause:
             tags.append("root cause")
         if item.consequence:
-            tags.append(f"consequence of {item.cause}" if item.cause else "consequence")
-        if item.baselined:
-            tags.append("in baseline")
+            if item.cause and item.cause == item.name:
+                tags.append("consequence: the same failure after the root cause")
+            else:
+                tags.append(f"consequence of {item.cause}" if item.cause else "consequence")
         tag = f" [{'; '.join(tags)}]" if tags else ""
-        out.append(f"{where}: {item.severity} {item.code} {item.name}{tag}: {item.message}")
+        doc.add(f"{where}: {item.severity} {item.code} {item.name}{tag}: {item.message}", "", "    ",
+                style=style.get(str(item.severity)))
         if item.remedy:
-            out.append(f"    fix: {item.remedy}")
+            doc.add(item.remedy, "    fix: ", "         ")
         shown = [(n, t) for ev in item.evidence for n, t in ev.lines]
         for n, t in shown[:3]:
-            out.append(f"    {n:>7} | {t if len(t) <= 120 else t[:119] + '…'}")
+            doc.add(t, f"    {n:>7} | ", f"    {'':>7} | ")
         if len(shown) > 3:
-            out.append(f"            … {len(shown) - 3} more evidence lines")
-    out.extend(_baselined_titles(report))
-    return "".join(line + "\n" for line in out)
+            doc.add(f"… {len(shown) - 3} more evidence lines", " " * 12)
+    for line in _baselined_titles(report):
+        indent = line[: len(line) - len(line.lstrip())]
+        doc.add(line.lstrip(), indent, indent + "    ")
+    return doc.text()
 
 
 BASELINED_SHOWN = 20
@@ -306,7 +315,7 @@ def _baselined_titles(report: CheckReport) -> list[str]:
     return out
 
 
-def render(report: CheckReport, fmt: str) -> str:
+def render(report: CheckReport, fmt: str, width: int | None = None, color: bool = False) -> str:
     if fmt == "json":
         from logparse.render.check_json import render as render_json
 
@@ -323,7 +332,7 @@ def render(report: CheckReport, fmt: str) -> str:
         from logparse.render.github import render as render_github
 
         return render_github(report)
-    return render_text(report)
+    return render_text(report, width, color)
 
 
 def summary_line(report: CheckReport, seconds: float) -> str:
@@ -386,11 +395,12 @@ EPILOG = examples(
               help="Also fail (exit 1) when a log is not comparable with this baseline run (logdiag compare).")
 @click.option("--vary", multiple=True, metavar="FACTOR", help="With --baseline-run: a declared factor (repeatable).")
 @window_options
+@text_options
 def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
           fmt: str, output: str | None, exit_zero: bool, jobs: int, config_file: str | None,
           baseline_file: str | None, write_baseline: str | None, no_redact: bool = False,
           baseline_run: str | None = None, vary: tuple[str, ...] = (), dask: str | None = None,
-          window: TimeWindow | None = None) -> None:
+          window: TimeWindow | None = None, wide: bool = False, color: bool | None = None) -> None:
     started = time.monotonic()
     dask_target = _dask_target(dask)
     config, threshold = _settings(config_file, select, ignore, fail_on)
@@ -411,7 +421,8 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
 
     report = clean_check(build_report(results, config, threshold, baseline), redact=not no_redact)
 
-    text = render(report, fmt)
+    width, paint = text_layout(wide, color, to_file=bool(output and output != "-"))
+    text = render(report, fmt, width, paint and fmt == "text")
     if write_baseline:  # first: a baseline that cannot be written is exit 2 before any output
         from logparse.render.check_json import render as render_json
 
@@ -419,7 +430,7 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
     if output and output != "-":
         _write(output, text, "report")
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=paint or None)  # click strips colour off a non-terminal
     if fmt == "text" or (output and output != "-") or write_baseline:
         click.echo(summary_line(report, time.monotonic() - started), err=True)
     if write_baseline:

@@ -75,14 +75,16 @@ def _where(ev: dict[str, Any]) -> str:
 def _pick_evidence(evidence: list[dict[str, Any]], limit: int, reaction: set[int]) -> list[dict[str, Any]]:
     """At most `limit` lines, in log order. When some must go, keep first the exception lines
     (an unindented line right after a traceback's indented frames), then the other unindented
-    lines in log order; frames, source lines and SGLang's reaction lines (`reaction`: sigquit,
-    Killed) go first."""
+    lines in log order, then SGLang's reaction lines (`reaction`: sigquit, Killed); traceback
+    frames and source lines (indented) go first."""
     if len(evidence) <= limit:
         return evidence
     indented = {ev["line"] for ev in evidence if ev["text"][:1].isspace()}
 
     def priority(ev: dict[str, Any]) -> int:
-        if ev["line"] in indented or ev["line"] in reaction:
+        if ev["line"] in indented:
+            return 3
+        if ev["line"] in reaction:
             return 2
         return 0 if ev["line"] - 1 in indented else 1
 
@@ -183,7 +185,7 @@ def _attempts_note(attempts: list[int], launches: list[dict[str, Any]]) -> str:
 def _outcome(doc: Doc, entry: dict[str, Any]) -> None:
     outcome = entry.get("outcome")
     if not outcome:
-        doc.add("outcome: unknown (no start-up, serving or failure lines in this log)")
+        doc.add("outcome: unknown — this log does not show how the run ended")
         return
     means = _OUTCOME_MEANS.get(outcome)
     doc.add(f"outcome: {outcome}" + (f" — {means}" if means else ""), "", "  ",
