@@ -155,7 +155,7 @@ def test_events_kind_list_needs_no_path() -> None:
 
 
 def _readme_toml() -> str:
-    return re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)[0]
+    return re.findall(r"```toml\n(.*?)```", README.read_text(), re.DOTALL)[0]
 
 
 @pytest.mark.parametrize("name", ["logdiag.toml", "pyproject.toml"])
@@ -230,7 +230,7 @@ FOLLOW_TIMEOUT = "3"  # a README follow command waits for a health URL or a stop
 def readme_commands() -> list[str]:
     """Every line of a README code block that is a `logdiag …` command (comments stripped)."""
     out = []
-    for lang, body in re.findall(r"```(\w*)\n(.*?)```", README.read_text(), re.S):
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", README.read_text(), re.DOTALL):
         if lang not in ("", "sh", "bash", "console"):
             continue
         out.extend(line.strip() for line in body.splitlines() if line.strip().startswith("logdiag "))
