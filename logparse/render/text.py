@@ -139,6 +139,14 @@ def _finding(doc: Doc, f: dict[str, Any], indent: str, limit: int, note: str = "
         doc.add(f"{'why, and the full fix' if shortened else 'more'}: logdiag rule {f['name']}", indent + "  ")
 
 
+def finding_lines(f: dict[str, Any], indent: str = "  ", width: int | None = WIDTH) -> list[str]:
+    """One finding as `analyze` prints it (title, ranks, evidence, fix, consequences), for the
+    other commands that show findings the same way (`follow`)."""
+    doc = Doc(width)
+    _finding(doc, f, indent, EVIDENCE, more=True)
+    return doc.lines
+
+
 def _first_line(f: dict[str, Any]) -> str:
     ev = f.get("evidence") or []
     return str(ev[0]["line"]) if ev else "?"
