@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import functools
-import glob
 import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,6 +56,8 @@ def _fail(message: str) -> Any:
 def expand_globs(paths: Sequence[str]) -> list[str]:
     """Expand glob patterns ourselves (a quoted glob reaches us unexpanded); an existing path
     is taken literally even if it contains glob characters. A pattern matching nothing is exit 2."""
+    import glob  # only here: start-up of a short `analyze` pays for every import
+
     out: list[str] = []
     for p in paths:
         if p == "-" or os.path.exists(p) or not glob.has_magic(p):
