@@ -242,3 +242,18 @@ def test_a_window_with_no_line_in_it_is_an_answer_not_an_error() -> None:
     assert entry["lines"] == {"total": 1433, "recognized": 0, "unparsed": 0, "outside_window": 1433}
     # Nothing from outside the window leaks into the facts (the ranks of dropped stats lines).
     assert "ranks_seen" not in entry["facts"] and entry["outcome"] is None
+
+
+def test_logs_without_a_year_or_a_date_compare_on_what_they_print() -> None:
+    time_only = datetime(1900, 1, 1, 10, 41, 37)  # how the parser dates an 'HH:MM:SS' log
+    assert parse_bound("2025-03-07 10:00:00").resolve(time_only) == datetime(1900, 1, 1, 10)
+    no_year = datetime(1900, 3, 7, 10, 41, 37)  # an 'MM-DD HH:MM:SS' log
+    assert parse_bound("2025-03-07 10:00:00").resolve(no_year) == datetime(1900, 3, 7, 10)
+    assert parse_bound("2025-03-07 10:00:00").resolve(LAST) == datetime(2025, 3, 7, 10)
+
+
+def test_a_time_only_log_takes_a_window(tmp_path: Path) -> None:
+    path = tmp_path / "old.log"
+    path.write_text("".join(f"[10:{m:02d}:00 TP0] Load weight begin. avail mem=10.00 GB\n" for m in range(10)))
+    log = parse_file(str(path), window=window_of("5m", None))
+    assert (log.coverage.recognized, log.coverage.outside_window) == (6, 4)  # 10:04 … 10:09

@@ -5,7 +5,9 @@ last timestamp, not from now, so a postmortem run tomorrow gives the same answer
 today. A time of day alone (`12:00`, `[12:00:00]`) is the latest such moment at or before the
 log's last timestamp. A full date and time (`2025-01-01 12:00:00`, `2025-01-01T12:00Z`, SGLang's
 own `[2025-01-01 12:00:00]`) is taken as is; log timestamps carry no zone and are read as UTC,
-so a value with a zone is converted to UTC first. Both bounds are inclusive.
+so a value with a zone is converted to UTC first. A log that prints no year (`MM-DD HH:MM:SS`) or
+no date at all (`HH:MM:SS`, releases 0.2.15–0.3.3) is compared on what it prints. Both bounds are
+inclusive.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class Bound:
             return last - timedelta(seconds=self.seconds)
         if self.moment is not None:
             if last.year == _NO_YEAR and self.moment.year != _NO_YEAR:
-                return self.moment.replace(year=_NO_YEAR)  # the log never says the year
+                if (last.month, last.day) == (1, 1):  # a time-only log: only the time counts
+                    return datetime.combine(last.date(), self.moment.time())
+                return self.moment.replace(year=_NO_YEAR)  # 'MM-DD HH:MM:SS': no year printed
             return self.moment
         assert self.clock is not None
         day = datetime.combine(last.date(), self.clock)
