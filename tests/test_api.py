@@ -1,4 +1,5 @@
-"""The Python API: `analyze` → Analysis with outcome, root cause, findings, launches, facts and typed
+"""The Python API: `analyze` → Analysis with outcome, root cause, findings, launches, facts and
+typed
 tables that agree with the engine, the run model, the parser and `logdiag export`."""
 
 from __future__ import annotations
@@ -27,9 +28,13 @@ def test_public_names_and_cheap_import() -> None:
     assert logparse.__all__ == sorted(logparse.__all__)
     for name in logparse.__all__:
         assert getattr(logparse, name) is not None
-    code = ("import sys, logparse; a = logparse.Analysis; "
-            "print(any(m in sys.modules for m in ('pandas', 'pyarrow', 'lark')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, logparse; a = logparse.Analysis; "
+        "print(any(m in sys.modules for m in ('pandas', 'pyarrow', 'lark')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "False"  # naming the types loads neither pandas, pyarrow nor the grammar
 
 
@@ -53,7 +58,9 @@ def test_table_dtypes(analysis: logparse.Analysis) -> None:
     decode = analysis.table("decode_batch")
     assert str(decode["ts"].dtype).startswith("datetime64")
     assert isinstance(decode["rank"].dtype, pd.CategoricalDtype)
-    assert pd.api.types.is_integer_dtype(decode["line"]) and pd.api.types.is_integer_dtype(decode["running"])
+    assert pd.api.types.is_integer_dtype(decode["line"]) and pd.api.types.is_integer_dtype(
+        decode["running"]
+    )
     assert pd.api.types.is_float_dtype(decode["gen_throughput"])
     assert decode["cuda_graph"].dtype == "boolean"
     assert list(decode.columns) == [c.name for c in table_columns("decode_batch")]
@@ -88,7 +95,9 @@ def test_tables_mapping_and_unknown_kinds(analysis: logparse.Analysis) -> None:
     assert "bench_serving_result" not in analysis.tables
     assert analysis.tables["decode_batch"] is analysis.table("decode_batch")  # built once
     empty = analysis.table("bench_serving_result")
-    assert len(empty) == 0 and list(empty.columns) == [c.name for c in table_columns("bench_serving_result")]
+    assert len(empty) == 0 and list(empty.columns) == [
+        c.name for c in table_columns("bench_serving_result")
+    ]
     with pytest.raises(ValueError, match="unknown table"):
         analysis.table("nope")
     with pytest.raises(KeyError):

@@ -1,4 +1,5 @@
-"""`logdiag export`: the documented schema, row counts against per-file runs, determinism, redaction,
+"""`logdiag export`: the documented schema, row counts against per-file runs, determinism,
+redaction,
 failed inputs, output safety, and the README's DuckDB query."""
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ TOKEN = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
 SECRET_LOG = f"""\
 $ export HF_TOKEN={TOKEN}
 $ export MY_DB_PASSWORD=hunter2hunter2
-[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1, api_key='{SECRET}', port=30000)
+[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=1, api_key='{SECRET}', port=1)
 ::set-output name=x::y
 [2026-01-01 10:00:02] The server is fired up and ready to roll!
 Traceback (most recent call last):
@@ -60,7 +61,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def documented() -> tuple[str, dict[str, list[tuple[str, str]]]]:
     """(schema version, {table: [(column, type)]}) as docs/export.md states them."""
     text = (REPO / "docs" / "export.md").read_text(encoding="utf-8")
-    body = text[text.index("<!-- schema"):text.index("<!-- /schema -->")]
+    body = text[text.index("<!-- schema") : text.index("<!-- /schema -->")]
     version = re.search(r"Schema version: \*\*([\d.]+)\*\*", body)
     assert version is not None
     sections = re.split(r"^### ", body, flags=re.MULTILINE)[1:]
@@ -85,8 +86,10 @@ def test_docs_document_every_table_with_the_code_columns() -> None:
     assert sorted(tables) == sorted(table_kinds())
     for kind in table_kinds():
         assert tables[kind] == [(c.name, c.type) for c in table_columns(kind)], (
-            f"docs/export.md's `{kind}` differs from the code: update the doc (and SCHEMA_VERSION if a "
-            "column changed)")
+            f"docs/export.md's `{kind}` differs from the code: update the doc "
+            "(and SCHEMA_VERSION if a "
+            "column changed)"
+        )
 
 
 def test_written_parquet_has_the_documented_schema(dataset: Path) -> None:
@@ -122,7 +125,11 @@ def test_every_row_of_every_file_is_exported(dataset: Path) -> None:
     runs = 0
     for f in FILES:
         log = parse_file(f)
-        for kind, cols in (("decode_batch", log.decode), ("prefill_batch", log.prefill), ("http_access", log.access)):
+        for kind, cols in (
+            ("decode_batch", log.decode),
+            ("prefill_batch", log.prefill),
+            ("http_access", log.access),
+        ):
             expected[kind] = expected.get(kind, 0) + len(cols)
         for e in log.events:
             expected[e.kind] = expected.get(e.kind, 0) + 1
@@ -153,7 +160,9 @@ def test_launch_column_is_the_run_models_attempt(dataset: Path) -> None:
     f = str(LOGS / "nextn-hybrid-launch.log")
     run = analyze(f).run
     for kind in ("decode_batch", "launch_command", "traceback", "findings"):
-        rows = pq.read_table(dataset / f"{kind}.parquet", columns=["file", "launch", "line"]).to_pylist()
+        rows = pq.read_table(
+            dataset / f"{kind}.parquet", columns=["file", "launch", "line"]
+        ).to_pylist()
         mine = [r for r in rows if r["file"] == f]
         assert mine, kind
         assert all(r["launch"] == run.launch_at(r["line"]).index for r in mine), kind
@@ -188,8 +197,21 @@ def test_same_bytes_whatever_order_results_arrive(tmp_path: Path, dataset: Path)
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_text_formats_have_the_same_rows(tmp_path: Path, dataset: Path, fmt: str) -> None:
     out = tmp_path / fmt
-    assert run_cli("export", str(LOGS), "-o", str(out), "--format", fmt,
-                   "--kind", "decode_batch", "--kind", "runs").exit_code == 0
+    assert (
+        run_cli(
+            "export",
+            str(LOGS),
+            "-o",
+            str(out),
+            "--format",
+            fmt,
+            "--kind",
+            "decode_batch",
+            "--kind",
+            "runs",
+        ).exit_code
+        == 0
+    )
     for kind in ("decode_batch", "runs"):
         text = (out / f"{kind}.{fmt}").read_text(encoding="utf-8").splitlines()
         rows = pq.read_metadata(dataset / f"{kind}.parquet").num_rows
@@ -199,7 +221,11 @@ def test_text_formats_have_the_same_rows(tmp_path: Path, dataset: Path, fmt: str
         else:
             assert len(text) == rows
             assert list(json.loads(text[0])) == [c.name for c in table_columns(kind)]
-    assert sorted(p.name for p in out.iterdir()) == [f"decode_batch.{fmt}", "manifest.json", f"runs.{fmt}"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        f"decode_batch.{fmt}",
+        "manifest.json",
+        f"runs.{fmt}",
+    ]
 
 
 # --------------------------------------------------------------------------- output safety
@@ -235,7 +261,12 @@ def test_csv_cells_never_start_a_formula(tmp_path: Path) -> None:
     log = tmp_path / "formula.log"
     log.write_text(SECRET_LOG, encoding="utf-8")
     out = tmp_path / "csv"
-    assert run_cli("export", str(log), "-o", str(out), "--format", "csv", "--kind", "traceback").exit_code == 0
+    assert (
+        run_cli(
+            "export", str(log), "-o", str(out), "--format", "csv", "--kind", "traceback"
+        ).exit_code
+        == 0
+    )
     import csv
 
     with open(out / "traceback.csv", encoding="utf-8", newline="") as fh:
@@ -253,11 +284,13 @@ def test_refuses_to_overwrite_what_logdiag_did_not_write(tmp_path: Path) -> None
     notes.write_text("keep me")
     result = run_cli("export", str(LOGS), "-o", str(out))
     assert result.exit_code == 2 and "refusing to overwrite" in result.stderr
-    assert mine.read_bytes() == b"the user's own file" and sorted(p.name for p in out.iterdir()) == [
-        "decode_batch.parquet", "notes.txt"]
+    assert mine.read_bytes() == b"the user's own file" and sorted(
+        p.name for p in out.iterdir()
+    ) == ["decode_batch.parquet", "notes.txt"]
     mine.unlink()
     assert run_cli("export", str(LOGS), "-o", str(out)).exit_code == 0
-    # Its own files are replaced; a table this export does not write is removed, the user's file stays.
+    # Its own files are replaced; a table this export does not write is removed, the user's
+    # file stays.
     assert run_cli("export", str(LOGS), "-o", str(out), "--kind", "runs").exit_code == 0
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "notes.txt", "runs.parquet"]
     assert notes.read_text() == "keep me"
@@ -268,7 +301,9 @@ def test_refuses_to_write_over_an_input(tmp_path: Path) -> None:
     original = (LOGS / "spec-serving-healthy.log").read_bytes()
     log.write_bytes(original)
     with pytest.raises(OutputError):
-        write_dataset([export_file(str(log), ExportOptions())], tmp_path, "parquet", inputs=[str(log)])
+        write_dataset(
+            [export_file(str(log), ExportOptions())], tmp_path, "parquet", inputs=[str(log)]
+        )
     assert log.read_bytes() == original
     result = run_cli("export", str(log), "-o", str(log))
     assert result.exit_code == 2 and "not a folder" in result.stderr
@@ -290,12 +325,16 @@ def test_a_failing_input_is_listed_never_dropped(tmp_path: Path) -> None:
     assert doc["failed"] == 1 and doc["inputs"][1]["file"] == missing
 
 
-def test_cli_exports_the_rest_and_exits_2_when_an_input_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exports_the_rest_and_exits_2_when_an_input_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gzip
 
     logs = tmp_path / "logs"
     logs.mkdir()
-    (logs / "a.log").write_text((LOGS / "spec-serving-healthy.log").read_text(encoding="utf-8"), encoding="utf-8")
+    (logs / "a.log").write_text(
+        (LOGS / "spec-serving-healthy.log").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     (logs / "b.log.gz").write_bytes(gzip.compress((LOGS / "nextn-4-serving.log").read_bytes()))
     # Up-front checks pass; the gzip ratio limit then stops b.log.gz while it is read.
     monkeypatch.setattr("logparse.io.reader.check_readable", lambda path: None)
@@ -306,7 +345,9 @@ def test_cli_exports_the_rest_and_exits_2_when_an_input_fails(tmp_path: Path, mo
     assert result.exit_code == 2
     assert "b.log.gz" in result.stderr and "1 of 2 inputs failed" in result.stderr
     assert [i["status"] for i in doc["inputs"]] == ["ok", "failed"]
-    assert pq.read_metadata(out / "decode_batch.parquet").num_rows == len(parse_file(str(logs / "a.log")).decode)
+    assert pq.read_metadata(out / "decode_batch.parquet").num_rows == len(
+        parse_file(str(logs / "a.log")).decode
+    )
 
 
 def test_unknown_table_and_missing_output_are_one_line_errors() -> None:
@@ -319,7 +360,9 @@ def test_unknown_table_and_missing_output_are_one_line_errors() -> None:
 
 
 def test_file_tables_pickle_and_keep_the_schema() -> None:
-    r = export_file(str(LOGS / "nextn-hybrid-launch.log"), ExportOptions(kinds=("decode_batch", "runs")))
+    r = export_file(
+        str(LOGS / "nextn-hybrid-launch.log"), ExportOptions(kinds=("decode_batch", "runs"))
+    )
     assert isinstance(r, FileTables) and sorted(r.tables) == ["decode_batch", "runs"]
     back = pickle.loads(pickle.dumps(r))
     assert all(back.tables[k].equals(r.tables[k]) for k in r.tables)
@@ -335,14 +378,16 @@ def test_file_tables_pickle_and_keep_the_schema() -> None:
 def readme_query() -> tuple[str, str]:
     """(the export command, the DuckDB query) of the README's Export section, between markers."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = text[text.index("<!-- export-example -->"):text.index("<!-- /export-example -->")]
+    block = text[text.index("<!-- export-example -->") : text.index("<!-- /export-example -->")]
     command = re.search(r"^(logdiag export .+)$", block, flags=re.MULTILINE)
     query = re.search(r"```sql\n(.+?)```", block, flags=re.DOTALL)
     assert command is not None and query is not None
     return command.group(1), query.group(1)
 
 
-def test_readme_duckdb_query_runs_on_the_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_duckdb_query_runs_on_the_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import duckdb
 
     command, query = readme_query()

@@ -1,4 +1,4 @@
-"""`logdiag export`: every event table of many logs, findings and launch runs, as a dataset folder."""
+"""`logdiag export`: every event table of many logs, findings and launch runs, as a dataset."""
 
 from __future__ import annotations
 
@@ -37,22 +37,49 @@ EPILOG = examples(
 
 @click.command("export", epilog=EPILOG)
 @paths_argument(required=False)
-@click.option("-o", "--output", "output", metavar="DIR", default=None,
-              help="Folder for the dataset: one file per table and manifest.json.  [required]")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "jsonl"]), default="parquet",
-              show_default=True)
-@click.option("--kind", "kinds", multiple=True, metavar="KIND",
-              help="Only these tables (repeatable): an event kind, findings or runs. `--kind list` shows all.")
-@jobs_option("Processes for one large plain file (byte-range split; below 8 MiB it stays in one process).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="DIR",
+    default=None,
+    help="Folder for the dataset: one file per table and manifest.json.  [required]",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["parquet", "csv", "jsonl"]),
+    default="parquet",
+    show_default=True,
+)
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    metavar="KIND",
+    help="Only these tables (repeatable): an event kind, findings or runs. "
+    "`--kind list` shows all.",
+)
+@jobs_option(
+    "Processes for one large plain file (byte-range split; below 8 MiB it stays in one process)."
+)
 @no_redact_option
 @window_options
-def export(paths: tuple[str, ...], output: str | None, fmt: str, kinds: tuple[str, ...], jobs: int,
-           no_redact: bool = False, window: TimeWindow | None = None) -> None:
+def export(
+    paths: tuple[str, ...],
+    output: str | None,
+    fmt: str,
+    kinds: tuple[str, ...],
+    jobs: int,
+    no_redact: bool = False,
+    window: TimeWindow | None = None,
+) -> None:
     """Export logs as a dataset: one table per event kind, plus findings and runs (one row per
     launch attempt), with run, file, launch and line columns to join them (schema: docs/export.md).
 
     PATHS are files (plain or .gz), directories (every *.log, *.log.gz, *.txt inside, recursively),
-    glob patterns or - for stdin. An input that fails is listed in manifest.json and the exit code is 2.
+    glob patterns or - for stdin. An input that fails is listed in manifest.json and the exit
+    code is 2.
     """
     known = _table_kinds()
     if "list" in kinds:
@@ -71,17 +98,22 @@ def export(paths: tuple[str, ...], output: str | None, fmt: str, kinds: tuple[st
     from logparse.render.neutral import one_line
     from logparse.render.outfiles import OutputError
 
-    options = ExportOptions(kinds=tuple(dict.fromkeys(kinds)) or None, redact=not no_redact,
-                            window=window, jobs=jobs)
+    options = ExportOptions(
+        kinds=tuple(dict.fromkeys(kinds)) or None, redact=not no_redact, window=window, jobs=jobs
+    )
     results = (export_file(f, options) for f in files)
     try:
-        manifest = write_dataset(results, Path(output), fmt, kinds=options.kinds, inputs=files,
-                                 redact=not no_redact)
+        manifest = write_dataset(
+            results, Path(output), fmt, kinds=options.kinds, inputs=files, redact=not no_redact
+        )
     except OutputError as err:
         fail(str(err))
     for item in manifest.failed:
         for error in item.get("errors", []):  # each names its file
             click.echo(one_line(f"logdiag: {error}"), err=True)
     if manifest.failed:
-        fail(f"{len(manifest.failed)} of {len(manifest.inputs)} inputs failed (listed in "
-             f"{Path(output) / 'manifest.json'})", EXIT_INPUT)
+        fail(
+            f"{len(manifest.failed)} of {len(manifest.inputs)} inputs failed (listed in "
+            f"{Path(output) / 'manifest.json'})",
+            EXIT_INPUT,
+        )

@@ -126,7 +126,8 @@ class Tables(Mapping[str, "pd.DataFrame"]):
         if kind in self._frames:
             return self._frames[kind]
         if kind not in ENGINE_TABLES and kind not in event_kinds():
-            raise ValueError(f"unknown table {kind!r}: one of {', '.join([*event_kinds(), *ENGINE_TABLES])}")
+            names = ", ".join([*event_kinds(), *ENGINE_TABLES])
+            raise ValueError(f"unknown table {kind!r}: one of {names}")
         log = self.analysis.log
         if self._builder is None:
             self._builder = TableBuilder(log, run_id(log.path), log.path)

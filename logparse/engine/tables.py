@@ -121,8 +121,11 @@ def runs_table(analysis: Analysis, builder: TableBuilder) -> pa.Table:
         serving = launch_serving(analysis.log, launch.first_line, launch.last_line)
         model = settings.get("model_path")
         row = {
-            "run": builder.run, "file": builder.file, "launch": launch.index,
-            "first_line": launch.first_line, "last_line": launch.last_line,
+            "run": builder.run,
+            "file": builder.file,
+            "launch": launch.index,
+            "first_line": launch.first_line,
+            "last_line": launch.last_line,
             "command_line": launch.command.line if launch.command is not None else None,
             "model": None if model is None else builder.cleaner.text(str(model)),
             "sglang_version": _str(settings.get("sglang_version")),
@@ -151,7 +154,9 @@ def engine_table(analysis: Analysis, kind: str, builder: TableBuilder | None = N
         from logparse.run.tables import run_id
 
         builder = TableBuilder(analysis.log, run_id(analysis.log.path), analysis.log.path, RAW)
-    return findings_table(analysis, builder) if kind == "findings" else runs_table(analysis, builder)
+    return (
+        findings_table(analysis, builder) if kind == "findings" else runs_table(analysis, builder)
+    )
 
 
 def _str(value: Any) -> str | None:

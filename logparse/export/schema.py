@@ -19,8 +19,16 @@ from logparse.run.tables import NESTED, Column, columns_schema, event_columns, e
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["META_TABLE", "META_VERSION", "NESTED", "SCHEMA_VERSION", "Column", "arrow_schema",
-           "table_columns", "table_kinds"]
+__all__ = [
+    "META_TABLE",
+    "META_VERSION",
+    "NESTED",
+    "SCHEMA_VERSION",
+    "Column",
+    "arrow_schema",
+    "table_columns",
+    "table_kinds",
+]
 
 SCHEMA_VERSION = "1.0"
 # The Parquet key-value metadata every file carries.

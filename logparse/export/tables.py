@@ -27,7 +27,7 @@ __all__ = ["ExportOptions", "FileTables", "export_file"]
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What to export. `kinds` None: every table (the event kinds that have rows, findings, runs)."""
+    """What to export. `kinds` None: every table (event kinds that have rows, findings, runs)."""
 
     kinds: tuple[str, ...] | None = None
     redact: bool = True
@@ -74,7 +74,12 @@ class _Cleaner:
         return self.s.text(value)
 
     def field(self, event: Any, name: str, value: Any) -> Any:
-        if name == "value" and self.s.redact and value and is_secret_key(str(getattr(event, "name", ""))):
+        if (
+            name == "value"
+            and self.s.redact
+            and value
+            and is_secret_key(str(getattr(event, "name", "")))
+        ):
             self.s.counts["secret-field"] += 1
             return MASK
         return self.s.data(value, name)
@@ -123,5 +128,6 @@ def _fill(out: FileTables, path: str, options: ExportOptions) -> None:
 
 def _stamped(table: pa.Table, kind: str) -> pa.Table:
     """The table with the schema version and its name in the schema metadata."""
-    return table.replace_schema_metadata({META_VERSION: SCHEMA_VERSION.encode(), META_TABLE: kind.encode()})
-
+    return table.replace_schema_metadata(
+        {META_VERSION: SCHEMA_VERSION.encode(), META_TABLE: kind.encode()}
+    )

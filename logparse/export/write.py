@@ -124,7 +124,9 @@ class _Sink:
         elif self.fmt == "csv":
             self._text(_csv_rows(table))
         else:
-            lines = (json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in _json_rows(table))
+            lines = (
+                json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in _json_rows(table)
+            )
             self._fh.write("".join(lines).encode("utf-8"))
 
     def _text(self, rows: Iterable[list[Any]]) -> None:
@@ -163,7 +165,11 @@ def _cell(value: Any, nested: bool) -> Any:
     if value is None:
         return None
     if nested:
-        return json.dumps(_nested(value), ensure_ascii=False, default=str) if not isinstance(value, str) else value
+        return (
+            json.dumps(_nested(value), ensure_ascii=False, default=str)
+            if not isinstance(value, str)
+            else value
+        )
     if isinstance(value, datetime):
         return value.isoformat(sep=" ")
     return value
@@ -171,14 +177,21 @@ def _cell(value: Any, nested: bool) -> Any:
 
 def _nested(value: Any) -> Any:
     """A map column's value (pyarrow gives a list of pairs) as a JSON object."""
-    if isinstance(value, list) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, tuple) and len(v) == 2 for v in value)
+    ):
         return {str(k): v for k, v in value}
     return value
 
 
 def _columns(table: pa.Table) -> list[tuple[str, bool, list[Any]]]:
     types = {c.name: c.type for c in table_columns(_kind_of(table))}
-    return [(name, types.get(name) in NESTED, table.column(name).to_pylist()) for name in table.column_names]
+    return [
+        (name, types.get(name) in NESTED, table.column(name).to_pylist())
+        for name in table.column_names
+    ]
 
 
 def _kind_of(table: pa.Table) -> str:
@@ -204,7 +217,9 @@ def _json_rows(table: pa.Table) -> Iterator[dict[str, Any]]:
             v = values[i]
             if nested and isinstance(v, str):
                 v = _json_value(v)
-            out[name] = _nested(v) if nested else v.isoformat(sep=" ") if isinstance(v, datetime) else v
+            out[name] = (
+                _nested(v) if nested else v.isoformat(sep=" ") if isinstance(v, datetime) else v
+            )
         yield out
 
 
@@ -233,7 +248,8 @@ def _digest(path: Path) -> str | None:
 
 
 def _previous(folder: Path) -> dict[str, str]:
-    """{file name: sha256} an earlier export recorded; OutputError when manifest.json is not ours."""
+    """{file name: sha256} an earlier export recorded; OutputError when manifest.json is not
+    ours."""
     path = folder / MANIFEST
     if not os.path.lexists(path):
         return {}
@@ -242,17 +258,30 @@ def _previous(folder: Path) -> dict[str, str]:
         if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_MANIFEST:
             raise ValueError
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or doc.get("written_by") != "logdiag" or not isinstance(doc.get("files"), dict):
+        if (
+            not isinstance(doc, dict)
+            or doc.get("written_by") != "logdiag"
+            or not isinstance(doc.get("files"), dict)
+        ):
             raise ValueError
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        raise OutputError(f"refusing to overwrite {path}: logdiag did not write it; choose another -o") from None
-    return {k: v for k, v in doc["files"].items() if isinstance(k, str) and isinstance(v, str) and "/" not in k}
+        raise OutputError(
+            f"refusing to overwrite {path}: logdiag did not write it; choose another -o"
+        ) from None
+    return {
+        k: v
+        for k, v in doc["files"].items()
+        if isinstance(k, str) and isinstance(v, str) and "/" not in k
+    }
 
 
 def _prepare(folder: Path, fmt: str, inputs: Sequence[str]) -> dict[str, str]:
-    """Check, before writing anything, that every file this export may write is logdiag's to replace."""
+    """Check, before writing anything, that every file this export may write is logdiag's to
+    replace."""
     if folder.is_symlink():
-        raise OutputError(f"{folder} is a symbolic link: logdiag writes a dataset only into a real folder")
+        raise OutputError(
+            f"{folder} is a symbolic link: logdiag writes a dataset only into a real folder"
+        )
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{folder} exists and is not a folder")
     for path in inputs:
@@ -270,8 +299,10 @@ def _prepare(folder: Path, fmt: str, inputs: Sequence[str]) -> dict[str, str]:
         if overwritten_input(str(target), inputs):
             raise OutputError(f"refusing to overwrite the input {target}")
         if target.is_symlink() or _digest(target) != previous.get(target.name):
-            raise OutputError(f"refusing to overwrite {target}: logdiag did not write it (or it was changed "
-                              "since); remove it or choose another -o")
+            raise OutputError(
+                f"refusing to overwrite {target}: logdiag did not write it (or it was changed "
+                "since); remove it or choose another -o"
+            )
     return previous
 
 
@@ -330,8 +361,12 @@ def write_dataset(
 
 
 def _input_entry(r: FileTables, s: Sanitizer) -> dict[str, Any]:
-    entry: dict[str, Any] = {"file": s.text(r.path), "run": r.run or None, "lines": r.lines,
-                             "status": "ok" if r.ok else "failed"}
+    entry: dict[str, Any] = {
+        "file": s.text(r.path),
+        "run": r.run or None,
+        "lines": r.lines,
+        "status": "ok" if r.ok else "failed",
+    }
     if r.errors:
         entry["errors"] = [s.text(e) for e in r.errors]
     else:

@@ -87,4 +87,5 @@ def launch_serving(log: ParsedLog, first_line: int, last_line: int) -> dict[str,
     # Stats lines are appended in file order (byte-range parts are merged in order).
     lo, hi = bisect_left(lines, first_line), bisect_right(lines, last_line)
     gen = d.cols["gen_throughput"][lo:hi]
-    return {"decode_lines": hi - lo, "gen_throughput_median": _round(_median(gen)) if hi > lo else None}
+    median = _round(_median(gen)) if hi > lo else None
+    return {"decode_lines": hi - lo, "gen_throughput_median": median}

@@ -17,6 +17,8 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
+import stat
 import typing
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -35,9 +37,21 @@ if TYPE_CHECKING:
 
 # Logical types (what docs/export.md shows) → how they are stored (`arrow_type`).
 STRING, INT, INT32, FLOAT, BOOL, TIMESTAMP, CATEGORY = (
-    "string", "int64", "int32", "float64", "bool", "timestamp", "category")
+    "string",
+    "int64",
+    "int32",
+    "float64",
+    "bool",
+    "timestamp",
+    "category",
+)
 MAP_FLOAT, MAP_STRING, LIST_INT, LIST_STRING, JSON = (
-    "map<string,float64>", "map<string,string>", "list<int64>", "list<string>", "json")
+    "map<string,float64>",
+    "map<string,string>",
+    "list<int64>",
+    "list<string>",
+    "json",
+)
 # Types that text formats write as JSON.
 NESTED = frozenset({MAP_FLOAT, MAP_STRING, LIST_INT, LIST_STRING, JSON})
 HOT = ("decode_batch", "prefill_batch", "http_access")
@@ -55,7 +69,12 @@ class Column:
 
 # Every table starts with these: (run, line) identifies an event in any table.
 IDENTITY: tuple[Column, ...] = (
-    Column("run", STRING, "the log's identity: first 16 hex digits of the sha256 of its bytes"),
+    Column(
+        "run",
+        STRING,
+        "the log's identity: first 16 hex digits of the sha256 of its bytes "
+        "(of its name for a pipe; `stdin`)",
+    ),
     Column("file", STRING, "the log's path as given (directories expanded)"),
     Column("launch", INT32, "the launch attempt the line belongs to (1-based, the run model's)"),
 )
@@ -64,7 +83,9 @@ PROVENANCE: tuple[Column, ...] = (
     Column("end_line", INT, "last line of the event (multi-line records)"),
     Column("ts", TIMESTAMP, "timestamp as printed (no time zone; time-only stamps on 1900-01-01)"),
     Column("rank", CATEGORY, "rank tags as printed (`TP3`, `DP1 TP1`), null for the main process"),
-    Column("stream", STRING, "wrapper stream the reader stripped (docker service, Ray pid), or null"),
+    Column(
+        "stream", STRING, "wrapper stream the reader stripped (docker service, Ray pid), or null"
+    ),
 )
 # Event fields that the provenance columns replace.
 _REPLACED = frozenset({"line", "end_line", "ts", "rank", "source", "wrapper"})
@@ -97,7 +118,9 @@ def _logical(hint: Any) -> str:
 
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     origin = typing.get_origin(hint)
-    if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") == "UnionType"):
+    if origin is typing.Union or (
+        origin is not None and getattr(origin, "__name__", "") == "UnionType"
+    ):
         return _logical(args[0]) if len(args) == 1 else JSON
     if hint is bool:
         return BOOL
@@ -125,7 +148,11 @@ def event_fields(kind: str) -> tuple[tuple[str, str], ...]:
     """(field name, logical type) of an event kind's own fields, in declaration order."""
     cls = EVENT_CLASSES[kind]
     hints = typing.get_type_hints(cls)
-    return tuple((f.name, _logical(hints[f.name])) for f in dataclasses.fields(cls) if f.name not in _REPLACED)
+    return tuple(
+        (f.name, _logical(hints[f.name]))
+        for f in dataclasses.fields(cls)
+        if f.name not in _REPLACED
+    )
 
 
 def column_name(field: str) -> str:
@@ -151,10 +178,18 @@ def arrow_type(logical: str) -> pa.DataType:
     import pyarrow as pa
 
     types = {
-        STRING: pa.string(), INT: pa.int64(), INT32: pa.int32(), FLOAT: pa.float64(), BOOL: pa.bool_(),
-        TIMESTAMP: pa.timestamp("us"), CATEGORY: pa.dictionary(pa.int32(), pa.string()),
-        MAP_FLOAT: pa.map_(pa.string(), pa.float64()), MAP_STRING: pa.map_(pa.string(), pa.string()),
-        LIST_INT: pa.list_(pa.int64()), LIST_STRING: pa.list_(pa.string()), JSON: pa.string(),
+        STRING: pa.string(),
+        INT: pa.int64(),
+        INT32: pa.int32(),
+        FLOAT: pa.float64(),
+        BOOL: pa.bool_(),
+        TIMESTAMP: pa.timestamp("us"),
+        CATEGORY: pa.dictionary(pa.int32(), pa.string()),
+        MAP_FLOAT: pa.map_(pa.string(), pa.float64()),
+        MAP_STRING: pa.map_(pa.string(), pa.string()),
+        LIST_INT: pa.list_(pa.int64()),
+        LIST_STRING: pa.list_(pa.string()),
+        JSON: pa.string(),
     }
     return types[logical]
 
@@ -170,13 +205,17 @@ def run_id(path: str) -> str:
     The same log exported twice, from anywhere, has the same id."""
     if path == "-":
         return "stdin"
-    h = hashlib.sha256()
+    by_name = hashlib.sha256(path.encode("utf-8", "surrogateescape"))
     try:
+        # A FIFO or a device was read once already (a second open would wait forever): its name.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return by_name.hexdigest()[:16]
+        h = hashlib.sha256()
         with open(path, "rb") as fh:
             while chunk := fh.read(_HASH_CHUNK):
                 h.update(chunk)
     except OSError:  # not a file (a run merged from several): the identity of its name
-        h = hashlib.sha256(path.encode("utf-8", "surrogateescape"))
+        h = by_name
     return h.hexdigest()[:16]
 
 
@@ -212,22 +251,32 @@ class TableBuilder:
         n = len(lines)
         at = np.asarray(lines, dtype=np.int64) if n else np.zeros(0, np.int64)
         # Run.launch_at for every line at once: the attempt whose first line is the last <= line.
-        launch = np.maximum(1, np.searchsorted(np.asarray(self.firsts, dtype=np.int64), at, side="right"))
-        return {"run": pa.array([self.run] * n, pa.string()), "file": pa.array([self.file] * n, pa.string()),
-                "launch": pa.array(launch.astype(np.int32), pa.int32())}
+        launch = np.maximum(
+            1, np.searchsorted(np.asarray(self.firsts, dtype=np.int64), at, side="right")
+        )
+        return {
+            "run": pa.array([self.run] * n, pa.string()),
+            "file": pa.array([self.file] * n, pa.string()),
+            "launch": pa.array(launch.astype(np.int32), pa.int32()),
+        }
 
     def table(self, columns: Sequence[Column], data: dict[str, Any]) -> pa.Table:
         """A table of the given columns from lists (coerced to the column type) or arrays."""
         import pyarrow as pa
 
-        arrays = [data[c.name] if isinstance(data[c.name], pa.Array) else to_array(data[c.name], c.type)
-                  for c in columns]
+        arrays = [
+            data[c.name] if isinstance(data[c.name], pa.Array) else to_array(data[c.name], c.type)
+            for c in columns
+        ]
         return pa.Table.from_arrays(arrays, schema=columns_schema(columns))
 
     def event_table(self, kind: str) -> pa.Table:
         """The table of one event kind (no rows when the log has none)."""
         hot: dict[str, StatsColumns | AccessColumns] = {
-            "decode_batch": self.log.decode, "prefill_batch": self.log.prefill, "http_access": self.log.access}
+            "decode_batch": self.log.decode,
+            "prefill_batch": self.log.prefill,
+            "http_access": self.log.access,
+        }
         if kind in hot:
             return self._hot(kind, hot[kind])
         if self._by_kind is None:
@@ -260,8 +309,9 @@ class TableBuilder:
 
         idx = _np(codes, np.int32)
         names = [self.cleaner.text(v) for v in values[1:] if v is not None]  # code 0 is None
-        return pa.DictionaryArray.from_arrays(pa.array(idx - 1, pa.int32(), mask=idx == 0),
-                                              pa.array(names, pa.string()))
+        return pa.DictionaryArray.from_arrays(
+            pa.array(idx - 1, pa.int32(), mask=idx == 0), pa.array(names, pa.string())
+        )
 
     def _stats(self, kind: str, data: dict[str, Any], cols: StatsColumns) -> None:
         import numpy as np
@@ -275,13 +325,16 @@ class TableBuilder:
             if logical == BOOL:
                 data[column_name(name)] = pa.array(raw == 1.0, pa.bool_(), mask=missing)
             elif logical == INT:
-                data[column_name(name)] = pa.array(np.where(missing, 0, raw).astype(np.int64), pa.int64(), mask=missing)
+                data[column_name(name)] = pa.array(
+                    np.where(missing, 0, raw).astype(np.int64), pa.int64(), mask=missing
+                )
             else:
                 data[column_name(name)] = pa.array(raw, pa.float64(), mask=missing)
         data["extra"] = self._extras(cols)
 
     def _extras(self, cols: StatsColumns) -> pa.Array:
-        """The sparse extras as one map per row (keys sorted), built from offsets: most rows have none."""
+        """The sparse extras as one map per row (keys sorted), built from offsets: most rows have
+        none."""
         import numpy as np
         import pyarrow as pa
 
@@ -296,15 +349,21 @@ class TableBuilder:
             keys_.append(np.full(int(keep.sum()), k, dtype=np.int32))
         n = len(cols)
         if not rows_:
-            return pa.MapArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], pa.string()),
-                                           pa.array([], pa.float64()))
+            return pa.MapArray.from_arrays(
+                pa.array(np.zeros(n + 1, np.int32)),
+                pa.array([], pa.string()),
+                pa.array([], pa.float64()),
+            )
         row, key, value = np.concatenate(rows_), np.concatenate(keys_), np.concatenate(values_)
         order = np.lexsort((key, row))
         offsets = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(np.bincount(row, minlength=n), out=offsets[1:])
         shown = pa.array([self.cleaner.text(name) for name in names], pa.string())
-        return pa.MapArray.from_arrays(pa.array(offsets), shown.take(pa.array(key[order])),
-                                       pa.array(value[order], pa.float64()))
+        return pa.MapArray.from_arrays(
+            pa.array(offsets),
+            shown.take(pa.array(key[order])),
+            pa.array(value[order], pa.float64()),
+        )
 
     def _access(self, data: dict[str, Any], cols: AccessColumns) -> None:
         import numpy as np
@@ -417,7 +476,9 @@ def coerce(values: Iterable[Any], logical: str) -> list[Any]:
         elif logical == BOOL:
             out.append(bool(v) if isinstance(v, (bool, int)) else None)
         elif logical in (STRING, CATEGORY):
-            out.append(v if isinstance(v, str) else json_text(v) if isinstance(v, (dict, list)) else str(v))
+            out.append(
+                v if isinstance(v, str) else json_text(v) if isinstance(v, (dict, list)) else str(v)
+            )
         elif logical == JSON:
             out.append(json_text(v))
         elif logical == MAP_FLOAT:
@@ -455,15 +516,27 @@ def to_frame(table: pa.Table, columns: Sequence[Column]) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    mapping = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype(), pa.bool_(): pd.BooleanDtype()}
+    mapping = {
+        pa.int64(): pd.Int64Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
     frame = table.to_pandas(types_mapper=mapping.get)
     for c in columns:
         if c.type in (MAP_FLOAT, MAP_STRING):
-            frame[c.name] = pd.Series([None if v is None else dict(v) for v in table.column(c.name).to_pylist()],
-                                      index=frame.index, dtype=object)
+            frame[c.name] = pd.Series(
+                [None if v is None else dict(v) for v in table.column(c.name).to_pylist()],
+                index=frame.index,
+                dtype=object,
+            )
         elif c.type in (LIST_INT, LIST_STRING):
-            frame[c.name] = pd.Series(table.column(c.name).to_pylist(), index=frame.index, dtype=object)
+            frame[c.name] = pd.Series(
+                table.column(c.name).to_pylist(), index=frame.index, dtype=object
+            )
         elif c.type == JSON:
-            frame[c.name] = pd.Series([None if v is None else json.loads(v) for v in table.column(c.name).to_pylist()],
-                                      index=frame.index, dtype=object)
+            frame[c.name] = pd.Series(
+                [None if v is None else json.loads(v) for v in table.column(c.name).to_pylist()],
+                index=frame.index,
+                dtype=object,
+            )
     return frame
