@@ -412,3 +412,48 @@ def test_readme_duckdb_query_runs_on_the_export(
             assert median == pytest.approx(run["gen_throughput_median"], abs=0.05)
     assert sum(r[4] for r in rows) == 348
     assert os.path.isdir(out)
+
+
+# --------------------------------------------------------------------------- inputs and windows
+
+
+def test_stdin_and_a_fifo_are_exported_once(tmp_path: Path) -> None:
+    import threading
+
+    text = (LOGS / "spec-serving-healthy.log").read_text(encoding="utf-8")
+    result = CliRunner().invoke(
+        main, ["export", "-", "-o", str(tmp_path / "stdin"), "--kind", "runs"], input=text
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "stdin" / "manifest.json").read_text())
+    assert doc["inputs"][0]["run"] == "stdin" and doc["inputs"][0]["lines"] == text.count("\n")
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(text,), daemon=True)
+    writer.start()
+    r = export_file(str(fifo), ExportOptions(kinds=("decode_batch",)))
+    writer.join(timeout=30)
+    assert r.ok and r.tables["decode_batch"].num_rows == 117 and len(r.run) == 16
+
+
+def test_since_until_export_only_the_window(tmp_path: Path) -> None:
+    from logparse.model.window import window_of
+
+    log = str(LOGS / "spec-serving-healthy.log")
+    window = window_of("2026-04-21 08:50:00", "2026-04-21 08:51:00")
+    expected = len(parse_file(log, window=window).decode)
+    assert 0 < expected < len(parse_file(log).decode)
+    out = tmp_path / "w"
+    args = ["export", log, "-o", str(out), "--kind", "decode_batch"]
+    assert (
+        run_cli(*args, "--since", "2026-04-21 08:50:00", "--until", "2026-04-21 08:51:00").exit_code
+        == 0
+    )
+    table = pq.read_table(out / "decode_batch.parquet")
+    assert table.num_rows == expected
+    ts = table.column("ts").to_pylist()
+    assert (
+        min(ts).isoformat() >= "2026-04-21T08:50:00"
+        and max(ts).isoformat() <= "2026-04-21T08:51:00"
+    )
+    assert run_cli(*args, "--since", "tomorrow").exit_code == 2
