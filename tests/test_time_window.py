@@ -257,3 +257,9 @@ def test_a_time_only_log_takes_a_window(tmp_path: Path) -> None:
     path.write_text("".join(f"[10:{m:02d}:00 TP0] Load weight begin. avail mem=10.00 GB\n" for m in range(10)))
     log = parse_file(str(path), window=window_of("5m", None))
     assert (log.coverage.recognized, log.coverage.outside_window) == (6, 4)  # 10:04 … 10:09
+
+
+def test_the_check_summary_names_the_window() -> None:
+    r = run("check", str(SERVING), "--since", "1m", "--until", "10s")
+    assert r.exit_code == 0, r.output
+    assert r.stderr.rstrip("\n").endswith("(config: none) (window: --since 1m, --until 10s)")

@@ -432,7 +432,12 @@ def check(paths: tuple[str, ...], fail_on: str | None, select: tuple[str, ...], 
     else:
         click.echo(text, nl=False, color=paint or None)  # click strips colour off a non-terminal
     if fmt == "text" or (output and output != "-") or write_baseline:
-        click.echo(summary_line(report, time.monotonic() - started), err=True)
+        line = summary_line(report, time.monotonic() - started)
+        if window is not None:  # a window decides the gate too: never unseen
+            from logparse.render.neutral import one_line
+
+            line += one_line(" (window: " + ", ".join(f"--{k} {v}" for k, v in window.as_dict().items() if v) + ")")
+        click.echo(line, err=True)
     if write_baseline:
         from logparse.render.neutral import one_line
 
