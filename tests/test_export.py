@@ -457,3 +457,22 @@ def test_since_until_export_only_the_window(tmp_path: Path) -> None:
         and max(ts).isoformat() <= "2026-04-21T08:51:00"
     )
     assert run_cli(*args, "--since", "tomorrow").exit_code == 2
+
+
+def test_a_file_name_that_is_not_utf8_is_exported_with_a_replacement(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    name = os.fsdecode(b"node\xff.log")  # Python's surrogate escape of the undecodable byte
+    (logs / name).write_bytes((LOGS / "spec-serving-healthy.log").read_bytes())
+    for fmt in ("parquet", "jsonl"):
+        out = tmp_path / fmt
+        result = run_cli("export", str(logs), "-o", str(out), "--format", fmt, "--kind", "runs")
+        assert result.exit_code == 0, result.output
+        doc = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        assert doc["inputs"][0]["file"].endswith("node\ufffd.log")
+    assert (
+        pq.read_table(tmp_path / "parquet" / "runs.parquet")
+        .column("file")[0]
+        .as_py()
+        .endswith("node\ufffd.log")
+    )

@@ -28,6 +28,7 @@ from logparse.export.tables import FileTables
 from logparse.render.neutral import csv_cell
 from logparse.render.outfiles import OutputError, overwritten_input
 from logparse.render.sanitize import Sanitizer
+from logparse.run.tables import valid_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -375,7 +376,8 @@ def _input_entry(r: FileTables, s: Sanitizer) -> dict[str, Any]:
 
 
 def _write_manifest(folder: Path, manifest: Manifest) -> None:
-    data = (json.dumps(manifest.as_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    text = json.dumps(manifest.as_dict(), indent=2, ensure_ascii=False) + "\n"
+    data = valid_text(text).encode("utf-8")  # a file name's undecodable bytes: U+FFFD
     tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with os.fdopen(fd, "wb") as fh:

@@ -235,7 +235,7 @@ class TableBuilder:
         from logparse.run.model import run_of
 
         self.log, self.run, self.cleaner = log, run, cleaner
-        self.file = cleaner.text(file)
+        self.file = valid_text(cleaner.text(file))
         self.firsts = [launch.first_line for launch in run_of(log).launches]
         self._by_kind: dict[str, list[Any]] | None = None
 
@@ -308,7 +308,7 @@ class TableBuilder:
         import pyarrow as pa
 
         idx = _np(codes, np.int32)
-        names = [self.cleaner.text(v) for v in values[1:] if v is not None]  # code 0 is None
+        names = [valid_text(self.cleaner.text(v)) for v in values[1:] if v is not None]  # 0: None
         return pa.DictionaryArray.from_arrays(
             pa.array(idx - 1, pa.int32(), mask=idx == 0), pa.array(names, pa.string())
         )
@@ -358,7 +358,7 @@ class TableBuilder:
         order = np.lexsort((key, row))
         offsets = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(np.bincount(row, minlength=n), out=offsets[1:])
-        shown = pa.array([self.cleaner.text(name) for name in names], pa.string())
+        shown = pa.array([valid_text(self.cleaner.text(n)) for n in names], pa.string())
         return pa.MapArray.from_arrays(
             pa.array(offsets),
             shown.take(pa.array(key[order])),
@@ -431,10 +431,20 @@ def _epoch_array(ts: Any) -> pa.Array:
     return pa.array(us, pa.timestamp("us"), mask=missing)
 
 
+def valid_text(text: str) -> str:
+    """Text a UTF-8 column can hold: lone surrogates (a file name's undecodable bytes, as Python
+    escapes them) become U+FFFD, as in every other output."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def json_text(value: Any) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return valid_text(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
 
 
 def to_int(v: Any) -> int | None:
@@ -476,19 +486,25 @@ def coerce(values: Iterable[Any], logical: str) -> list[Any]:
         elif logical == BOOL:
             out.append(bool(v) if isinstance(v, (bool, int)) else None)
         elif logical in (STRING, CATEGORY):
-            out.append(
+            text = (
                 v if isinstance(v, str) else json_text(v) if isinstance(v, (dict, list)) else str(v)
             )
+            out.append(valid_text(text) if text is not None else None)
         elif logical == JSON:
             out.append(json_text(v))
         elif logical == MAP_FLOAT:
-            out.append([(str(k), _to_float(x)) for k, x in _pairs(v)])
+            out.append([(valid_text(str(k)), _to_float(x)) for k, x in _pairs(v)])
         elif logical == MAP_STRING:
-            out.append([(str(k), None if x is None else str(x)) for k, x in _pairs(v)])
+            out.append(
+                [
+                    (valid_text(str(k)), None if x is None else valid_text(str(x)))
+                    for k, x in _pairs(v)
+                ]
+            )
         elif logical == LIST_INT:
             out.append([to_int(x) for x in v] if isinstance(v, list) else None)
         elif logical == LIST_STRING:
-            out.append([str(x) for x in v] if isinstance(v, list) else None)
+            out.append([valid_text(str(x)) for x in v] if isinstance(v, list) else None)
         else:
             out.append(v)
     return out
@@ -505,7 +521,7 @@ def to_array(values: list[Any], logical: str) -> pa.Array:
         return pa.array(coerce(values, logical), typ)
     try:
         return pa.array(values, typ)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError, UnicodeError):
         return pa.array(coerce(values, logical), typ)
 
 
