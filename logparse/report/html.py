@@ -1,5 +1,10 @@
 """The report as one self-contained HTML file: inline CSS, inline SVG plots, no script.
 
+Long content folds without script: tables longer than `LONG_ROWS` rows, the configuration's
+server arguments and environment, and evidence past the first `EVIDENCE_SHOWN` lines sit in
+`<details>` elements; every table sits in a box that scrolls sideways when it is wider than the
+page.
+
 The template (`reports/report.html.j2`) is rendered with autoescape on, so every value from
 the log is escaped; the only unescaped inserts are the stylesheet (`reports/report.css`, ours)
 and the SVG plots (made by matplotlib from numbers, with their ids prefixed, see `plots.py`).
@@ -18,6 +23,11 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
 OK_OUTCOMES = frozenset({"ready", "serving", "stopped"})
+# A table with more rows than this is folded behind a <details> summary (a 128-row server-args
+# table made the page 12,000 px tall); configuration tables are folded whatever their length.
+LONG_ROWS = 15
+# Evidence lines shown before the rest of a finding's evidence is folded.
+EVIDENCE_SHOWN = 5
 _TICKS = re.compile(r"`([^`\n]+)`")
 
 
@@ -74,6 +84,8 @@ def context(data: dict[str, Any]) -> dict[str, Any]:
         "outcome_class": outcome_class(data["summary"]["outcome"]),
         "plot_titles": {p["name"]: p["title"] for p in data.get("plots", [])},
         "version": __version__,
+        "long_rows": LONG_ROWS,
+        "evidence_shown": EVIDENCE_SHOWN,
     }
 
 

@@ -4,8 +4,11 @@ Figures are made with the object-oriented API (`matplotlib.figure.Figure`), neve
 pyplot, and dropped after saving, so a report leaves no open figure behind. The SVG is made
 deterministic and embeddable: fixed figure sizes, a fixed `svg.hashsalt` for the element ids,
 no date or creator metadata, text drawn as paths (no font is needed to view it), math-text
-parsing off (a `$` in a label stays a `$`), and element ids prefixed with the plot's name so that
-several plots can live in one HTML page.
+parsing off (a `$` in a label stays a `$`) and plain tick labels (`ticks.py`: matplotlib's log
+formatter would otherwise print `$\\mathdefault{10^{5}}$` literally), and element ids prefixed with
+the plot's name so that several plots can live in one HTML page. Line plots stop at idle gaps
+(`gaps.py`) instead of drawing straight across them; the start-up waterfall marks where start-up
+failed (`timing.failures`, from the run model's failure facts).
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from logparse.report.gaps import break_gaps, pace_of, segments, widened
+from logparse.report.ticks import plain_ticks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,6 +35,8 @@ RC: dict[str, Any] = {
     "svg.fonttype": "path",
     "svg.image_inline": True,
     "text.parse_math": False,
+    "axes.formatter.use_mathtext": False,
+    "axes.formatter.useoffset": False,
     "font.family": "DejaVu Sans",
     "font.size": 9.0,
     "axes.titlesize": 10.0,
@@ -79,22 +87,24 @@ def _np() -> Any:
     return np
 
 
-def _reduce(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Drop NaNs; average long series into MAX_POINTS bins along x (the shape stays, SVGs stay small)."""
+def _reduce(x: np.ndarray, y: np.ndarray, gaps: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Drop NaNs; average long series into MAX_POINTS bins along x (the shape stays, SVGs stay
+    small); with `gaps`, end the line at idle gaps (a NaN inserted, see gaps.py)."""
     np = _np()
     m = ~np.isnan(x) & ~np.isnan(y)
     x, y = x[m], y[m]
     order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
+    pace = pace_of(x) if gaps else None
     if x.size <= MAX_POINTS:
-        return x, y
+        return break_gaps(x, y, pace)
     edges = np.linspace(x[0], x[-1], MAX_POINTS + 1)
     idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, MAX_POINTS - 1)
     counts = np.bincount(idx, minlength=MAX_POINTS)
     keep = counts > 0
     xs = np.bincount(idx, weights=x, minlength=MAX_POINTS)[keep] / counts[keep]
     ys = np.bincount(idx, weights=y, minlength=MAX_POINTS)[keep] / counts[keep]
-    return xs, ys
+    return break_gaps(xs, ys, widened(pace, float(edges[1] - edges[0])))
 
 
 def _xlabel(series: dict[str, Any]) -> str:
@@ -187,8 +197,10 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
     start = timing.get("start")
     ax.set_xlabel(f"seconds since the launch's first timestamp ({start})" if start else "seconds")
     ends = [p["end_s"] for r in rows for p in r["phases"] if p["end_s"] is not None]
-    right = max([*ends, timing.get("time_to_ready_s") or 0.0, 1.0])
+    marks = _failure_marks(timing, rows)
+    right = max([*ends, *(x for x, _y, _l in marks), timing.get("time_to_ready_s") or 0.0, 1.0])
     ax.set_xlim(0, right * 1.12)
+    failed = _draw_failures(ax, timing, marks, n)
     ax.grid(axis="y", visible=False)
     from logparse.report.timing import PHASE_ORDER
 
@@ -198,12 +210,104 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
         handles.append(
             Patch(facecolor="white", edgecolor="#555555", hatch="//", label="unfinished")
         )
+    if failed is not None:
+        handles.append(failed)
     ax.legend(
         handles=handles,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.16 if n > 3 else -0.3),
         ncol=min(6, len(handles)),
         frameon=False,
+    )
+
+
+FAIL_COLOR = "#b42318"
+
+
+def failure_label(f: dict[str, Any]) -> str:
+    """`TP1 failed after weight-load (line 92)`: who, where in start-up, and the evidence line."""
+    who = "main process" if f["rank"] == "main" else f["rank"]
+    where = f" {'during' if f['during'] else 'after'} {f['phase']}" if f.get("phase") else ""
+    return f"{who} failed{where} (line {f['line']})"
+
+
+def _failure_marks(
+    timing: dict[str, Any], rows: list[dict[str, Any]]
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """(x, row index from the bottom, failure) for every rank a start-up failure is drawn on: at
+    the end of the phase it interrupted (or at the failure's time, if later)."""
+    n = len(rows)
+    at_row = {r["rank"]: (n - 1 - i, r) for i, r in enumerate(rows)}
+    out = []
+    for f in timing.get("failures") or []:
+        for rank in f.get("ranks_marked") or []:
+            if rank not in at_row:
+                continue
+            y, row = at_row[rank]
+            ends = [
+                p["end_s"]
+                for p in row["phases"]
+                if p["phase"] == f["phase"] and p["end_s"] is not None
+            ]
+            xs = [v for v in (*ends, f.get("at_s")) if v is not None]
+            if xs:
+                out.append((max(xs), y, f))
+    return out
+
+
+def _draw_failures(
+    ax: Axes, timing: dict[str, Any], marks: list[tuple[float, int, dict[str, Any]]], n: int
+) -> Any:
+    """Red crosses where ranks failed, the first one labelled; a failure of the main process that
+    no rank row shows becomes a vertical line at its time. Returns the legend handle (or None)."""
+    from matplotlib.lines import Line2D
+
+    fails = timing.get("failures") or []
+    if not fails:
+        return None
+    if marks:
+        ax.scatter(
+            [x for x, _y, _f in marks],
+            [y for _x, y, _f in marks],
+            marker="X",
+            s=60,
+            color=FAIL_COLOR,
+            edgecolors="white",
+            linewidths=0.6,
+            zorder=5,
+        )
+        x, y, first = min(marks, key=lambda m: (m[2]["line"], -m[1]))
+        ax.annotate(
+            failure_label(first),
+            (x, y),
+            xytext=(7, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color=FAIL_COLOR,
+            va="center",
+            ha="left",
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
+            zorder=6,
+        )
+    else:
+        f = fails[0]
+        if f.get("at_s") is None:
+            return None
+        ax.axvline(f["at_s"], color=FAIL_COLOR, linestyle="-", linewidth=1.4)
+        ax.annotate(
+            failure_label(f),
+            (f["at_s"], n - 0.4),
+            xytext=(4, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color=FAIL_COLOR,
+            va="top",
+            ha="left",
+        )
+    label = "start-up failure" + (f" ({len(marks)} ranks)" if len(marks) > 1 else "")
+    return Line2D(
+        [], [], linestyle="none", marker="X", markersize=8, color=FAIL_COLOR,
+        markeredgecolor="white", label=label,
     )
 
 
@@ -323,7 +427,7 @@ def _draw_throughput(fig: Figure, data: dict[str, Any], series: dict[str, Any]) 
         ax.set_ylabel("decode tokens/s")
         ax.set_title("Generation (decode) throughput")
         ax.set_ylim(bottom=0)
-        _legend(ax, loc="upper left")
+        _legend(ax, loc="best")
     if has_p:
         ax = axes[k]
         x, y = _reduce(p["x"], p["input_throughput"])
@@ -371,7 +475,7 @@ def _draw_load(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> Non
     ax.set_ylabel("requests")
     ax.set_xlabel(_xlabel(s))
     ax.set_title("Running and queued requests (per stats line)")
-    _legend(ax, loc="upper left")
+    _legend(ax, loc="best")
 
 
 def _has_usage(data: dict[str, Any], series: dict[str, Any]) -> bool:
@@ -397,7 +501,7 @@ def _draw_usage(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> No
     ax.set_ylabel("fraction of the pool")
     ax.set_xlabel(_xlabel(s))
     ax.set_title("Token usage")
-    _legend(ax, loc="upper left")
+    _legend(ax, loc="best")
 
 
 def _has_concurrency(data: dict[str, Any], series: dict[str, Any]) -> bool:
@@ -436,13 +540,19 @@ def _has_accept(data: dict[str, Any], series: dict[str, Any]) -> bool:
 
 
 def _rolling_median(y: np.ndarray, window: int = 9) -> np.ndarray:
+    """The rolling median of each run of `y` between NaN gap markers (a window never spans a
+    gap; the markers stay NaN so the line still stops there)."""
     np = _np()
-    if y.size < window:
-        return y
-    pad = window // 2
-    padded = np.pad(y, pad, mode="edge")
-    view = np.lib.stride_tricks.sliding_window_view(padded, window)
-    return np.median(view, axis=1)
+    out = np.array(y, dtype=float)
+    for part in segments(out):
+        seg = out[part]
+        if seg.size < window:
+            continue
+        pad = window // 2
+        padded = np.pad(seg, pad, mode="edge")
+        view = np.lib.stride_tricks.sliding_window_view(padded, window)
+        out[part] = np.median(view, axis=1)
+    return out
 
 
 def _draw_accept_time(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> None:
@@ -452,12 +562,15 @@ def _draw_accept_time(fig: Figure, data: dict[str, Any], series: dict[str, Any])
     for name, m in groups:
         x = s["x"] if m is None else s["x"][m]
         y = s["accept_len"] if m is None else s["accept_len"][m]
-        x, y = _reduce(x, y)
-        if not x.size:
+        dots_x, dots_y = _reduce(x, y, gaps=False)
+        if not dots_x.size:
             continue
         label = name if name and len(groups) <= MAX_LEGEND_RANKS else None
-        line = ax.plot(x, y, linestyle="none", marker=".", markersize=3, alpha=0.6, label=label)[0]
-        ax.plot(x, _rolling_median(y), color=line.get_color(), linewidth=1.2)
+        line = ax.plot(
+            dots_x, dots_y, linestyle="none", marker=".", markersize=3, alpha=0.6, label=label
+        )[0]
+        lx, ly = _reduce(x, y)
+        ax.plot(lx, _rolling_median(ly), color=line.get_color(), linewidth=1.2)
     spec = data.get("speculative") or {}
     draft = (spec.get("tokens_per_verify_step") or {}).get("draft_tokens_per_step")
     if draft:
@@ -667,6 +780,7 @@ def render(data: dict[str, Any], series: dict[str, Any]) -> dict[str, str]:
             fig = Figure(figsize=(WIDTH_IN, spec.height_in(data)), layout="constrained")
             try:
                 spec.draw(fig, data, series)
+                plain_ticks(fig)
                 buf = io.StringIO()
                 fig.savefig(buf, format="svg", metadata={**METADATA, "Title": spec.title})
             finally:

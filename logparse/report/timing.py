@@ -328,6 +328,68 @@ def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"last_phase": last["phase"], "last_phase_complete": last["complete"]}
 
 
+def _failing_phase(rows: list[dict[str, Any]], line: int) -> dict[str, Any] | None:
+    """The phase row of one rank that a failure at `line` interrupted: the one open at that line
+    (an unfinished phase first), else the last phase the rank had begun before it."""
+    begun = [r for r in rows if r["start_line"] <= line and r["phase"] != "ready"]
+    open_ = [r for r in begun if r["end_line"] is None or r["end_line"] >= line]
+    pick = [r for r in open_ if not r["complete"]] or open_ or begun
+    if not pick:
+        return None
+    return max(pick, key=lambda r: (r["start_line"], PHASE_ORDER.get(r["phase"], 99)))
+
+
+def _failure_ts(seg: Launch, line: int) -> datetime | None:
+    """The timestamp of the failure line, else of the last dated line before it."""
+    ts = None
+    for e in seg.events:
+        if e.line > line:
+            break
+        if e.ts is not None:
+            ts = e.ts
+    return ts
+
+
+def startup_failures(
+    lc: Lifecycle, ranks: dict[str, list[dict[str, Any]]], t0: datetime | None
+) -> list[dict[str, Any]]:
+    """Where start-up broke, for the waterfall's failure markers: the run model's failure facts
+    (`Lifecycle.failures`: the first line showing each rank die), each with the phase it
+    interrupted and its time. Failures after the server came up are not start-up failures. The
+    main process is listed only when no scheduler rank failed (otherwise its death is the
+    teardown that follows theirs); its phase is the one most ranks had open at that line."""
+    out: list[dict[str, Any]] = []
+    for rank, line in lc.failures.items():
+        if lc.up_before(line):
+            continue
+        if rank == MAIN and any(r != MAIN for r in lc.failures):
+            continue
+        row = _failing_phase(ranks.get(rank, []), line)
+        on = [rank] if row is not None else []
+        if row is None and rank == MAIN:
+            hit = {r: p for r, rows in ranks.items() if (p := _failing_phase(rows, line))}
+            names = [p["phase"] for p in hit.values()]
+            if names:
+                common = max(set(names), key=lambda n: (names.count(n), -PHASE_ORDER.get(n, 99)))
+                row = next(p for p in hit.values() if p["phase"] == common)
+                on = [r for r, p in hit.items() if p["phase"] == common]
+        at = _rel(_failure_ts(lc.launch, line), t0)
+        if at is None and row is not None:
+            at = row["end_s"]  # an unfinished phase ends at the rank's last dated line
+        during = row is not None and (row["end_line"] is None or row["end_line"] >= line)
+        out.append(
+            {
+                "rank": rank,
+                "line": line,
+                "phase": row["phase"] if row is not None else None,
+                "during": during,  # False: it failed after this phase ended, before the next
+                "at_s": _r(at),
+                "ranks_marked": on,
+            }
+        )
+    return sorted(out, key=lambda f: (f["line"], rank_key(f["rank"])))
+
+
 def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -> dict[str, Any]:
     log = analysis.log
     run = run_of(log)
@@ -357,6 +419,7 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
             gap_threshold_s,
         ),
         "progress": progress_runs(log, ranks, (seg.start, seg.end)),
+        "failures": startup_failures(lc, ranks, t0),
     }
     eng = [e for e in seg.events if isinstance(e, EngineStartupTimings)]
     if eng:
