@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from logparse.cli.main import main
 from logparse.engine.core import analyze
@@ -476,3 +478,33 @@ def test_a_file_name_that_is_not_utf8_is_exported_with_a_replacement(tmp_path: P
         .as_py()
         .endswith("node\ufffd.log")
     )
+
+
+HOSTILE = [
+    (
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 99999999999999999999999999, "
+        "#token: 1, token usage: 0.01, gen throughput (token/s): 1e400, #queue-req: 0, "
+    ),
+    "[2026-01-01 10:00:01] server_args=ServerArgs(tp_size=" + "9" * 5000 + ", api_key='x')",
+    (
+        "[2026-01-01 10:00:02] Load weight end. type=X, dtype=torch.bfloat16, avail mem=nan GB, "
+        "mem usage=-inf GB."
+    ),
+    "\x00\x1b[31m::error::boom\x1b[0m",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=200)), min_size=1, max_size=12)
+)
+def test_no_log_makes_export_fail(tmp_path: Path, lines: list[str]) -> None:
+    log = tmp_path / "h.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    r = export_file(str(log), ExportOptions())
+    assert r.ok, r.errors
+    assert set(r.tables) >= {"findings", "runs"}
+    for kind, table in r.tables.items():
+        assert table.schema.remove_metadata().equals(arrow_schema(kind).remove_metadata()), kind

@@ -448,16 +448,19 @@ def json_text(value: Any) -> str | None:
 
 
 def to_int(v: Any) -> int | None:
-    """An integer cell: ints and integral numbers or numeric text; anything else null."""
+    """An int64 cell: ints and integral numbers or numeric text; anything else (or out of the
+    int64 range: a log can print any number of digits) null."""
     if isinstance(v, bool):
         return int(v)
-    if isinstance(v, int):
-        return v
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return int(f) if math.isfinite(f) and f.is_integer() else None
+    if not isinstance(v, int):
+        try:
+            f = float(v)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if not (math.isfinite(f) and f.is_integer()):
+            return None
+        v = int(f)
+    return v if -(2**63) <= v < 2**63 else None
 
 
 def _to_float(v: Any) -> float | None:
