@@ -57,7 +57,10 @@ def _client(target: DaskTarget) -> Iterator[Any]:
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
         cluster = distributed.LocalCluster(
             n_workers=target.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.ERROR)
+            # No dashboard; the scheduler's HTTP endpoint (health, metrics) exists anyway: on a
+            # free loopback port, not on 8787 of every interface.
+            dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.ERROR)
     with cluster, distributed.Client(cluster) as client:
         yield client
 
