@@ -371,50 +371,84 @@ def _serving(doc: Doc, sv: dict[str, Any]) -> None:
         doc.add(f"retractions: {fmt(sv['retractions'])}", "  ")
 
 
-# The benchmark figures people compare, in the order they read them: (field, label, unit).
-_BENCH_FIELDS = (
-    ("successful_requests", "successful requests", ""),
-    ("duration_s", "duration", "s"),
-    ("max_concurrency", "max concurrency", ""),
-    ("request_throughput", "request throughput", "req/s"),
-    ("output_throughput", "output throughput", "token/s"),
-    ("total_throughput", "total throughput", "token/s"),
-    ("mean_ttft_ms", "mean TTFT", "ms"),
-    ("mean_itl_ms", "mean ITL", "ms"),
-    ("accept_length", "accept length", ""),
-    ("prefill_throughput", "prefill throughput", "token/s"),
-    ("decode_median_throughput", "decode median throughput", "token/s"),
+# The benchmark figures people compare, in the order they read them, one line per group:
+# (field, label, unit).
+_BENCH_GROUPS = (
+    (("successful_requests", "successful requests", ""), ("duration_s", "duration", "s"),
+     ("max_concurrency", "max concurrency", "")),
+    (("request_throughput", "request throughput", "req/s"), ("output_throughput", "output throughput", "token/s"),
+     ("total_throughput", "total throughput", "token/s")),
+    (("mean_ttft_ms", "mean TTFT", "ms"), ("mean_itl_ms", "mean ITL", "ms")),
+    (("accept_length", "accept length", ""),),
+    (("prefill_throughput", "prefill throughput", "token/s"),
+     ("decode_median_throughput", "decode median throughput", "token/s")),
 )
 
 
 def _benchmarks(doc: Doc, benchmarks: list[dict[str, Any]]) -> None:
     for b in benchmarks:
         f = b["fields"]
-        parts = []
-        for key, label, unit in _BENCH_FIELDS:
-            if key not in f:
-                continue
-            value = f[key]
-            if value is None:
-                parts.append(f"{label} not set")
-            else:
-                parts.append(f"{label} {fmt(value)}" + (f"{GLUE}{unit}" if unit else ""))
         kind = b["kind"].replace("_", " ")
-        doc.add(f"benchmark ({kind}, line {b['line']}): " + ("; ".join(parts) or "no figures"), "", "  ", glue=True)
+        doc.add(f"benchmark ({kind}, line {b['line']}):")
+        shown = False
+        for group in _BENCH_GROUPS:
+            parts = []
+            for key, label, unit in group:
+                if key not in f:
+                    continue
+                if f[key] is None:
+                    parts.append(f"{label} not set")
+                else:
+                    parts.append(f"{label} {fmt(f[key])}" + (f"{GLUE}{unit}" if unit else ""))
+            if parts:
+                doc.add(" · ".join(parts), "  ", "    ", glue=True)
+                shown = True
+        if not shown:
+            doc.add("no figures this logdiag reads", "  ")
+
+
+def _setting(value: Any) -> str:
+    """A setting as the log stated it (0.871 stays 0.871; a measurement would be rounded)."""
+    if isinstance(value, bool) or value is None:
+        return fmt(value)
+    if isinstance(value, (int, float)):
+        return str(value)
+    return fmt(value)
 
 
 def _config(doc: Doc, cfg: dict[str, Any]) -> None:
+    """The run's settings: short ones as a table of key/value pairs (as many per row as fit),
+    long ones (speculative settings, environment) on lines of their own."""
     if not cfg:
         return
     doc.add("run:")
+    short: list[tuple[str, str]] = []
+    long: list[tuple[str, str]] = []
     for key, value in cfg.items():
         if key == "env" and isinstance(value, dict):
             text = " ".join(f"{k}={v}" for k, v in value.items())
         elif isinstance(value, dict):
             # speculative: {speculative_algorithm: EAGLE, …} → algorithm EAGLE, …
-            text = ", ".join(f"{k.removeprefix(key + '_')} {fmt(v)}" for k, v in value.items())
+            text = ", ".join(f"{k.removeprefix(key + '_')} {_setting(v)}" for k, v in value.items())
         else:
-            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else fmt(value)
+            text = _setting(value)
+        (long if isinstance(value, dict) or len(text) > 40 else short).append((key, text))
+    lines = None
+    for per_row in (3, 2):
+        rows = []
+        for i in range(0, len(short), per_row):
+            row: list[str] = []
+            for key, text in short[i : i + per_row]:
+                row += ([""] if row else []) + [f"{key}:", text]  # an empty column parts the pairs
+            rows.append(row)
+        lines = table(rows, doc.width, align="l" * (3 * per_row)) if len(short) > per_row else None
+        if lines is not None:
+            break
+    if lines is not None:
+        doc.extend(lines)
+    else:
+        long = short + long
+    for key, text in long:
         doc.add(text, f"  {key}: ", "      ")
 
 
