@@ -69,7 +69,7 @@ def _where(ev: dict[str, Any]) -> str:
     # A run merged from several files (`--run`): each line says which file it is from.
     if ev.get("file"):
         return f"{ev['file'].rsplit('/', 1)[-1]}:{ev['line']}"
-    return f"{ev['line']:>7}"
+    return str(ev["line"])
 
 
 def _pick_evidence(evidence: list[dict[str, Any]], limit: int, reaction: set[int]) -> list[dict[str, Any]]:
@@ -94,12 +94,27 @@ def _pick_evidence(evidence: list[dict[str, Any]], limit: int, reaction: set[int
 
 def _evidence(doc: Doc, evidence: list[dict[str, Any]], indent: str, limit: int,
               reaction: set[int]) -> None:
-    shown = _pick_evidence(evidence, limit, reaction)
-    for ev in shown:
-        where = _where(ev)
-        doc.add(ev["text"], f"{indent}{where} | ", f"{indent}{' ' * len(where)} | ")
-    if len(evidence) > len(shown):
-        more = len(evidence) - len(shown)
+    """Evidence lines as `  line | text`, wrapped under the text; lines with the same text (a
+    warning each launch printed again) share one row that names every line number."""
+    rows: list[dict[str, Any]] = []
+    same: dict[str, dict[str, Any]] = {}
+    for ev in evidence:
+        if ev.get("file") or ev["text"] not in same:
+            row = dict(ev, lines=[ev["line"]])
+            rows.append(row)
+            if not ev.get("file"):
+                same[ev["text"]] = row
+        else:
+            same[ev["text"]]["lines"].append(ev["line"])
+    shown = _pick_evidence(rows, limit, reaction)
+    for row in shown:
+        nums = row["lines"]
+        where = _where(row) if len(nums) == 1 else (
+            ", ".join(map(str, nums[:4])) + (f" +{len(nums) - 4}" if len(nums) > 4 else ""))
+        where = f"{where:>7}"
+        doc.add(row["text"], f"{indent}{where} | ", f"{indent}{' ' * len(where)} | ")
+    more = len(evidence) - sum(len(row["lines"]) for row in shown)
+    if more > 0:
         doc.add(f"+ {more} more evidence line{'s' if more != 1 else ''} (--format json lists them all)",
                 f"{indent}{' ' * 7}   ")
 
