@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 LONG_REMEDY = 160  # characters: above this the asides are shortened
 MAX_ASIDE = 50  # characters an aside may keep in a long remedy
 MAX_HEADING = 40  # a `heading: a, b, c` list only under a heading this short
+MAX_ITEM_WORDS = 6  # … and of items this short (or flags)
 
 
 @dataclass
@@ -100,7 +101,10 @@ def _heading_list(part: str) -> Bullet:
     colon = next((i for i, c in _top_level(part) if c == ":" and part.startswith(": ", i)), None)
     if colon is not None and 0 < colon <= MAX_HEADING:
         items = split_top(part[colon + 2 :], ", ")
-        if len(items) >= 2:
+        # A list, not a sentence that names a few flags in passing: every item is a flag (starts
+        # with a backtick) or a short phrase.
+        if len(items) >= 2 and (all(i.startswith("`") for i in items)
+                                or all(len(i.split()) <= MAX_ITEM_WORDS for i in items)):
             return Bullet(part[: colon + 1], items)
     return Bullet(part)
 

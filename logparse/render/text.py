@@ -246,8 +246,12 @@ def _startup(doc: Doc, st: dict[str, Any], failed: bool) -> None:
     rest = {r: info["phases"] for r, info in ranks.items() if r == "main" or lines is None}
     if lines is not None:
         doc.extend(lines)
+    # Ranks whose phases read the same share a line (`TP1–TP7: dist-init 1.84s, …`).
+    same: dict[str, list[str]] = {}
     for rank, phases in rest.items():
-        doc.add(", ".join(f"{p['phase']} {_phase_cell(p)}" for p in phases), f"  {rank}: ", "    ")
+        same.setdefault(", ".join(f"{p['phase']} {_phase_cell(p)}" for p in phases), []).append(rank)
+    for text, who in same.items():
+        doc.add(text, f"  {rank_range(who)}: ", "    ")
     if failed:
         stopped = {}
         for rank, info in ranks.items():
