@@ -313,3 +313,12 @@ def test_check_text_wraps_and_never_cuts() -> None:
         if m:
             assert m.group(2) == log[int(m.group(1)) - 1], line
     assert ANSI.search(_check(LOG, "--color")) and not ANSI.search(_check(LOG))
+
+
+def test_a_terminal_without_columns_uses_its_own_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os as _os
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(100, 24): _os.terminal_size((132, 40)))
+    assert output_width(isatty=True, env={}) == 132
+    assert output_width(isatty=False, env={}) == 100  # a pipe: the same text every time

@@ -253,7 +253,7 @@ def _startup(doc: Doc, st: dict[str, Any], failed: bool) -> None:
     for text, who in same.items():
         doc.add(text, f"  {rank_range(who)}: ", "    ")
     if failed:
-        stopped = {}
+        stopped: dict[str, list[str]] = {}
         for rank, info in ranks.items():
             for p in info["phases"]:
                 if not p["complete"]:
