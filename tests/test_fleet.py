@@ -30,6 +30,10 @@ from tests.conftest import FIXTURES, REPO
 distributed = pytest.importorskip("distributed")
 
 LOGS = FIXTURES / "logs"
+# The small whole-run fixtures (a crash, a kill, serving, a pasted shell): enough files for two
+# workers to share, few enough lines to keep the module quick.
+SAMPLE = ("eagle3-kv-pool.log", "nextn-1-topk.log", "nextn-2-mamba.log", "nextn-3-killed.log",
+          "pasted-shell-session.log", "spec-serving-healthy.log")
 
 
 def run(*args: str) -> Result:
@@ -57,7 +61,9 @@ def address(cluster: Any) -> Iterator[str]:
 def logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The whole-run fixtures under a *relative* path from another directory than the workers'
     (they must resolve it in the caller's working directory)."""
-    shutil.copytree(LOGS, tmp_path / "logs")
+    (tmp_path / "logs").mkdir()
+    for name in SAMPLE:
+        shutil.copy(LOGS / name, tmp_path / "logs" / name)
     monkeypatch.chdir(tmp_path)
     return "logs"
 
@@ -80,7 +86,7 @@ def test_check_on_dask_is_byte_identical(address: str, logs: str, fmt: str) -> N
     fleet = run("check", logs, "--format", fmt, "--dask", address)
     assert local.exit_code == 1, local.stderr  # the fixtures have failing runs
     assert (fleet.exit_code, fleet.stdout) == (local.exit_code, local.stdout), fleet.stderr
-    assert fleet.stdout.count("baseline-cuda-graph-false.log") >= 1
+    assert "nextn-3-killed.log" in fleet.stdout
 
 
 def test_dead_worker_file_is_retried(address: str, logs: str, tmp_path: Path,
@@ -123,6 +129,36 @@ def test_caller_settings_reach_the_workers(address: str, logs: str,
     assert local.exit_code == 1
     assert (fleet.exit_code, fleet.stdout) == (local.exit_code, local.stdout), fleet.stderr
     assert "bomb-1.log.gz" in fleet.stdout
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_export_on_dask_is_byte_identical_despite_a_dead_worker(
+        address: str, logs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = tmp_path / "crashed"
+    monkeypatch.setenv(CRASH_ONCE_ENV, str(marker))
+    fleet = run("export", logs, "-o", "fleet", "--dask", address)
+    monkeypatch.delenv(CRASH_ONCE_ENV)
+    assert marker.exists()
+    local = run("export", logs, "-o", "local")
+    assert (fleet.exit_code, fleet.stderr) == (local.exit_code, local.stderr) == (0, "")
+    exported = _tree(tmp_path / "local")
+    assert "manifest.json" in exported and "decode_batch.parquet" in exported
+    assert _tree(tmp_path / "fleet") == exported
+
+
+def test_export_on_dask_lists_a_failed_file(address: str, logs: str, tmp_path: Path) -> None:
+    _bomb(Path(logs) / "bomb-1.log.gz")
+    fleet = run("export", logs, "-o", "fleet", "--format", "csv", "--dask", address)
+    local = run("export", logs, "-o", "local", "--format", "csv")
+    assert fleet.exit_code == local.exit_code == 2
+    assert fleet.stderr.replace("fleet/", "local/") == local.stderr
+    assert "bomb-1.log.gz" in fleet.stderr
+    manifest = (tmp_path / "fleet" / "manifest.json").read_text()
+    assert "bomb-1.log.gz" in manifest and "decompression bomb" in manifest
+    assert _tree(tmp_path / "fleet") == _tree(tmp_path / "local")
 
 
 def test_map_files_keeps_input_order(address: str) -> None:

@@ -65,11 +65,12 @@ def _client(target: DaskTarget) -> Iterator[Any]:
         yield client
 
 
-def dask_map(fn: Callable[[str], Any], paths: Sequence[str], target: DaskTarget,
-             done: Callable[[int], None]) -> list[Any]:
-    """Every file as one task; results (or `FileFailure`s) in input order."""
+def dask_imap(fn: Callable[[str], Any], paths: Sequence[str],
+              target: DaskTarget) -> Iterator[tuple[int, Any]]:
+    """Every file as one task; `(index, result or FileFailure)` as tasks finish. A result is
+    released on the cluster as soon as it is fetched (the caller holds what it keeps)."""
     if not paths:
-        return []
+        return
     distributed = _distributed()
     context = TaskContext.here()
     call = uuid.uuid4().hex[:12]  # unique keys: two calls on one scheduler never share results
@@ -78,9 +79,13 @@ def dask_map(fn: Callable[[str], Any], paths: Sequence[str], target: DaskTarget,
                                  retries=RETRIES, pure=False)
                    for k, path in enumerate(paths)]
         index = {fut.key: k for k, fut in enumerate(futures)}
-        for fut in distributed.as_completed(futures):
-            done(index[fut.key])
-        return [_result(fut, path, distributed) for fut, path in zip(futures, paths, strict=True)]
+        finished = distributed.as_completed(futures)
+        del futures  # as_completed holds each future until it is yielded
+        for fut in finished:
+            k = index[fut.key]
+            result = _result(fut, paths[k], distributed)
+            fut.release()
+            yield k, result
 
 
 def _result(fut: Any, path: str, distributed: Any) -> Any:

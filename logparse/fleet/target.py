@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logparse.io.readreport import InputError
+
 DEFAULT_LOCAL_WORKERS = 2
 MAX_LOCAL_WORKERS = 64
 # Schemes a Dask scheduler listens on; `host:port` alone means tcp, as `dask worker` reads it.
@@ -12,8 +14,13 @@ SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
 _HOST_PORT = re.compile(r"^\[?[A-Za-z0-9_.:-]+\]?:\d{1,5}$")
 
 
-class TargetError(ValueError):
-    """A `--dask` value that names no cluster; its str() is one line for the user."""
+# The --dask option's help, the same for every command that takes it.
+DASK_HELP = ("Run the files on Dask: a scheduler address (tcp://host:8786) or local[:N] (a "
+             "cluster of N workers on this machine, default 2). Needs: pip install 'logdiag[dask]'.")
+
+
+class TargetError(InputError, ValueError):
+    """A `--dask` value that names no cluster; its str() is one line for the user (exit 2)."""
 
 
 @dataclass(frozen=True)
