@@ -322,3 +322,12 @@ def test_a_terminal_without_columns_uses_its_own_width(monkeypatch: pytest.Monke
     monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(100, 24): _os.terminal_size((132, 40)))
     assert output_width(isatty=True, env={}) == 132
     assert output_width(isatty=False, env={}) == 100  # a pipe: the same text every time
+
+
+def test_a_merged_run_names_each_evidence_file_in_one_column() -> None:
+    logs = [str(REPO / "fixtures" / "logs" / n) for n in ("nextn-1-topk.log", "nextn-2-mamba.log")]
+    text = _run(*logs, "--run", env={"COLUMNS": "80"})
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    rows = [line for line in lines if re.match(r"^\s+nextn-1-topk\.log:\d+ \| ", line)]
+    assert len(rows) >= 2 and len({row.index(" | ") for row in rows}) == 1

@@ -107,11 +107,14 @@ def _evidence(doc: Doc, evidence: list[dict[str, Any]], indent: str, limit: int,
         else:
             same[ev["text"]]["lines"].append(ev["line"])
     shown = _pick_evidence(rows, limit, reaction)
-    for row in shown:
-        nums = row["lines"]
-        where = _where(row) if len(nums) == 1 else (
-            ", ".join(map(str, nums[:4])) + (f" +{len(nums) - 4}" if len(nums) > 4 else ""))
-        where = f"{where:>7}"
+    wheres = [
+        _where(row) if len(row["lines"]) == 1
+        else ", ".join(map(str, row["lines"][:4])) + (f" +{len(row['lines']) - 4}" if len(row["lines"]) > 4 else "")
+        for row in shown
+    ]
+    pad = max([7, *(len(w) for w in wheres)]) if any(row.get("file") for row in shown) else 7
+    for row, where in zip(shown, wheres, strict=True):
+        where = where.rjust(pad)
         doc.add(row["text"], f"{indent}{where} | ", f"{indent}{' ' * len(where)} | ")
     more = len(evidence) - sum(len(row["lines"]) for row in shown)
     if more > 0:
