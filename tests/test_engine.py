@@ -434,7 +434,7 @@ def test_text_output_leads_with_outcome_and_root_cause(tmp_path: Path) -> None:
     assert out[1].startswith("outcome: crashed-at-startup — ")
     assert out[2] == "root cause:"
     assert "cuda-oom" in out[3] and "weight-load" in out[3]
-    assert any(line.strip().startswith("fix:") for line in out[4:14])
+    assert any(line.strip().startswith("fix:") for line in out[4:24])  # on the first screen
 
 
 def test_json_is_deterministic(tmp_path: Path) -> None:

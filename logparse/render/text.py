@@ -141,8 +141,9 @@ def _remedy(doc: Doc, f: dict[str, Any], indent: str) -> bool:
 def _finding(doc: Doc, f: dict[str, Any], indent: str, limit: int, note: str = "",
              more: bool = False) -> None:
     doc.add(_title(f) + note, indent, indent + "    ", style=_SEVERITY_STYLE.get(f["severity"]))
-    if len(f.get("ranks") or []) > 1:
-        doc.add(f"ranks: {rank_range(f['ranks'])}", indent + "  ")
+    ranks = f.get("ranks") or []
+    if ranks:
+        doc.add(f"{'ranks' if len(ranks) > 1 else 'rank'}: {rank_range(ranks)}", indent + "  ", indent + "    ")
     reaction = set((f.get("data") or {}).get("consequence_lines") or [])
     _evidence(doc, f.get("evidence") or [], indent + "  ", limit, reaction)
     shortened = _remedy(doc, f, indent + "  ")
