@@ -199,6 +199,7 @@ def main() -> None:
 @main.command(epilog=examples(
     "logdiag analyze run.log",
     "logdiag analyze run.log --format json",
+    "logdiag analyze run.log --wide",
     "logdiag analyze logs/ other.log.gz -",
     "logdiag analyze 'logs/**/*.log' --since 2h",
     "logdiag analyze node0.log node1.log --run",
