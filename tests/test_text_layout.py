@@ -331,3 +331,19 @@ def test_a_merged_run_names_each_evidence_file_in_one_column() -> None:
     assert max(len(line) for line in lines) <= 80
     rows = [line for line in lines if re.match(r"^\s+nextn-1-topk\.log:\d+ \| ", line)]
     assert len(rows) >= 2 and len({row.index(" | ") for row in rows}) == 1
+
+
+def test_wrapping_never_starts_a_workflow_command(tmp_path: Path) -> None:
+    # A message whose `::` is mid-line in the log could start a wrapped line: defused after layout.
+    words = " ".join(["padding"] * 9)
+    log = (f"[2026-04-21 08:47:36 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+           f'  File "/x/scheduler.py", line 1, in run\n'
+           f"RuntimeError: {words} ::error file=a::pwned {words} ::warning::again\n")
+    path = write_log(tmp_path, log)
+    command = re.compile(r"^\s*::|##\[", re.MULTILINE)
+    for width in ("40", "52", "64", "80"):
+        for cmd in ("analyze", "check"):
+            r = CliRunner().invoke(main, [cmd, path, "--exit-zero"] if cmd == "check" else [cmd, path],
+                                   env={"COLUMNS": width})
+            assert r.exit_code == 0, r.output
+            assert "pwned" in r.stdout and not command.search(r.stdout), r.stdout

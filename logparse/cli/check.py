@@ -294,7 +294,9 @@ def render_text(report: CheckReport, width: int | None = None, color: bool = Fal
     for line in _baselined_titles(report):
         indent = line[: len(line) - len(line.lstrip())]
         doc.add(line.lstrip(), indent, indent + "    ")
-    return doc.text()
+    from logparse.render.neutral import neutralize
+
+    return neutralize(doc.text())  # again: wrapping can start a line with a message's `::`
 
 
 BASELINED_SHOWN = 20
