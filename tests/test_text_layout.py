@@ -347,3 +347,16 @@ def test_wrapping_never_starts_a_workflow_command(tmp_path: Path) -> None:
                                    env={"COLUMNS": width})
             assert r.exit_code == 0, r.output
             assert "pwned" in r.stdout and not command.search(r.stdout), r.stdout
+
+
+@pytest.mark.parametrize("source", WHOLE_RUNS)
+def test_the_first_screen_answers(source: str) -> None:
+    """80 × 24: the outcome, the root cause with its fix (or the first finding's), every attempt."""
+    a = _analysis(source)
+    screen = _text(source, 80).splitlines()[:24]
+    assert screen[1].startswith(f"outcome: {a.outcome}")
+    if a.root_cause is not None:
+        assert screen[2] == "root cause:" and f"] {a.root_cause.name} (" in screen[3]
+    assert any(line.lstrip().startswith("fix") for line in screen)
+    if len(a.attempts) > 1:
+        assert sum(line.startswith("  attempt ") for line in screen) == len(a.attempts)
