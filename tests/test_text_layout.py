@@ -291,7 +291,7 @@ def test_consequences_are_printed_once_under_their_cause(tmp_path: Path) -> None
     block = text.split("consequences (the teardown of this failure):\n", 1)[1]
     assert block.startswith("      - nccl-error (DIST002) on TP0, line 12: ")
     assert text.count("nccl-error") == 1
-    assert "errors seen: 4, each one evidence of a finding above" in text
+    assert "errors seen: 4 (all evidence of the findings above)" in text
 
 
 def _check(*args: str, env: dict[str, str] | None = None) -> str:

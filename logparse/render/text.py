@@ -505,7 +505,8 @@ def _errors(doc: Doc, entry: dict[str, Any]) -> None:
     rest = [e for e in errors if not any(n in explained for n in range(e["line"], (e["end_line"] or e["line"]) + 1))]
     covered = len(errors) - len(rest)
     if not rest:
-        doc.add(f"errors seen: {len(errors)}, each one evidence of a finding above")
+        n = len(errors)
+        doc.add(f"errors seen: {n} ({'the evidence of a finding' if n == 1 else 'all evidence of the findings'} above)")
         return
     doc.add("errors seen" + (f" (besides {covered} that are evidence of findings above)" if covered else "") + ":")
     for e in rest[:MAX_ERRORS]:
