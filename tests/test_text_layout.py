@@ -360,3 +360,17 @@ def test_the_first_screen_answers(source: str) -> None:
     assert any(line.lstrip().startswith("fix") for line in screen)
     if len(a.attempts) > 1:
         assert sum(line.startswith("  attempt ") for line in screen) == len(a.attempts)
+
+
+def test_every_corpus_log_fits_and_prints_each_finding_once() -> None:
+    from tests.conftest import corpus_logs
+
+    logs = corpus_logs()
+    assert logs
+    for path in logs:
+        a = analyze(str(path))
+        for width in (40, 80):
+            for line in render([a], width=width).splitlines():
+                assert len(line) <= width, (path.name, line)
+        titles = [line for line in render([a], width=None).splitlines() if TITLE.match(line)]
+        assert len(titles) == len(set(titles)), path.name

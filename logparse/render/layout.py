@@ -88,7 +88,10 @@ def wrap(text: str, width: int | None, first: str = "", rest: str | None = None,
     if rest is None:
         rest = " " * (len(first) + 2)
     body = text.lstrip(" ")
-    first += text[: len(text) - len(body)]  # an indented log line (a frame) keeps its indent
+    lead = text[: len(text) - len(body)]  # an indented log line (a frame) keeps its indent…
+    if width is not None:  # …as far as the width leaves room for the text (a caret line)
+        lead = lead[: max(0, width - len(first) - max(1, min(len(body), 20)))]
+    first += lead
     text = body
     if width is None:
         return [(first + text).replace("\x00", " ")]
