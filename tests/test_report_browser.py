@@ -44,6 +44,8 @@ CASES: list[tuple[str, Path, Path | None]] = [
      LOGS / "baseline-cuda-graph-false.log"),
     ("eagle3-vs-remeasured", COMPARE / "eagle3-75.9.log", COMPARE / "baseline-62.9-remeasured.log"),
     ("eagle3-vs-nccl-tuned", COMPARE / "eagle3-75.9.log", COMPARE / "baseline-90-nccl-tuned.log"),
+    ("other-model-vs-remeasured", COMPARE / "other-model-kimi.log",
+     COMPARE / "baseline-62.9-remeasured.log"),
 ]
 DERIVED = "idle-gap-and-log-scale"
 CHROME_FLAGS = (
@@ -127,10 +129,12 @@ def shots(request: pytest.FixtureRequest) -> Path:
     chosen = os.environ.get("LOGDIAG_SCREENSHOTS")
     folder = Path(chosen) if chosen else Path(tempfile.mkdtemp(prefix="logdiag-report-shots-"))
     folder.mkdir(parents=True, exist_ok=True)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     message = f"report screenshots: {folder} (LOGDIAG_SCREENSHOTS chooses the folder)"
-    if reporter is not None:
-        reporter.write_line(message)
+    # Printed past pytest's output capture, so that the path shows even when the tests pass.
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        with capman.global_and_fixture_disabled():
+            print(f"\n{message}")
     else:
         print(message)
     return folder
@@ -214,6 +218,8 @@ def test_cases_cover_every_fixture_and_plot(reports: dict[str, Path]) -> None:
     from logparse.report.plots import PLOTS
 
     assert {p.stem for p in LOGS.glob("*.log")} <= set(reports)
+    compared = {path for _n, log, base in CASES for path in (log, base) if path is not None}
+    assert set(COMPARE.glob("*.log")) <= compared
     html = {name: path.read_text(encoding="utf-8") for name, path in reports.items()}
     drawn = {p.name for p in PLOTS if any(f'id="plot-{p.name}"' in h for h in html.values())}
     assert drawn == {p.name for p in PLOTS}
