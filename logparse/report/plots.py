@@ -127,6 +127,15 @@ def _rank_sort(tag: str) -> Any:
     return rank_key(tag)
 
 
+MAX_LABEL = 24
+
+
+def _short(label: str) -> str:
+    """A rank tag as an axis label: a hostile 5,000-character tag would squeeze the plot to
+    nothing, so long tags are cut (the tables beside the plot show them whole)."""
+    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
+
+
 def _legend(ax: Axes, **kw: Any) -> None:
     handles, _labels = ax.get_legend_handles_labels()
     if handles:
@@ -180,7 +189,7 @@ def _draw_waterfall(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -
             )
             if p["phase"] not in seen:
                 seen.append(p["phase"])
-    ax.set_yticks(range(n), [r["rank"] for r in reversed(rows)])
+    ax.set_yticks(range(n), [_short(r["rank"]) for r in reversed(rows)])
     ax.set_ylim(-0.7, n - 0.3)
     if timing.get("time_to_ready_s") is not None:
         ax.axvline(timing["time_to_ready_s"], color="#17becf", linestyle="--", linewidth=1.0)
@@ -226,7 +235,7 @@ FAIL_COLOR = "#b42318"
 
 def failure_label(f: dict[str, Any]) -> str:
     """`TP1 failed after weight-load (line 92)`: who, where in start-up, and the evidence line."""
-    who = "main process" if f["rank"] == "main" else f["rank"]
+    who = "main process" if f["rank"] == "main" else _short(f["rank"])
     where = f" {'during' if f['during'] else 'after'} {f['phase']}" if f.get("phase") else ""
     return f"{who} failed{where} (line {f['line']})"
 
@@ -364,7 +373,9 @@ def _draw_memory(fig: Figure, data: dict[str, Any], series: dict[str, Any]) -> N
             left += width
             if key not in used:
                 used.append(key)
-    ax.set_yticks(range(n), [r["rank"] + (" *" if r.get("tightest") else "") for r in reversed(rows)])
+    ax.set_yticks(
+        range(n), [_short(r["rank"]) + (" *" if r.get("tightest") else "") for r in reversed(rows)]
+    )
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel("GB (free memory at start, as SGLang prints it)")
     ax.grid(axis="y", visible=False)
