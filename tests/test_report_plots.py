@@ -188,6 +188,19 @@ def test_main_process_kill_is_marked_on_the_ranks_it_interrupted() -> None:
     assert "main process failed during weight-load (line 107)" in texts
 
 
+def test_unfinished_phase_lasts_at_least_as_long_as_its_progress_bar() -> None:
+    """The killed checkpoint load: its last dated line is at 9 s, but the (undated) tqdm bar in
+    it ran 2 min 8 s; the bar and the failure marker end there, not at 9 s."""
+    t = report_of(LOGS / "nextn-3-killed.log").data["timing"]
+    (bar,) = [b for b in t["progress"] if b["phase"] == "weight-load"]
+    assert bar["elapsed_s"] == 128 and not bar["complete"]
+    for r in t["ranks"]:
+        (load,) = [p for p in r["phases"] if p["phase"] == "weight-load"]
+        assert not load["complete"] and load["duration_s"] == 128.0
+        assert load["end_s"] == load["start_s"] + 128.0
+    assert t["failures"][0]["at_s"] == 137.0
+
+
 def test_healthy_waterfall_has_no_failure_marker() -> None:
     rep = report_of(LOGS / "spec-serving-healthy.log")
     assert rep.data["timing"]["failures"] == []

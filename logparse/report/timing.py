@@ -328,6 +328,28 @@ def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"last_phase": last["phase"], "last_phase_complete": last["complete"]}
 
 
+def _extend_unfinished(
+    ranks: dict[str, list[dict[str, Any]]], progress: list[dict[str, Any]]
+) -> None:
+    """An unfinished phase ends at its rank's last dated line, but a progress bar printed in it
+    (tqdm's lines carry no timestamp, only their own elapsed time) shows it ran at least that
+    long: a checkpoint load killed after two minutes of undated bar lines is two minutes long,
+    not the second before its first bar."""
+    for bar in progress:
+        if bar["phase"] is None or bar["elapsed_s"] is None:
+            continue
+        for rows in ranks.values():
+            for row in rows:
+                if row["complete"] or row["phase"] != bar["phase"] or row["start_s"] is None:
+                    continue
+                if row["start_line"] > bar["first_line"]:
+                    continue
+                end = row["start_s"] + bar["elapsed_s"]  # the bar began after the phase did
+                if row["end_s"] is None or end > row["end_s"]:
+                    row["end_s"] = _r(end)
+                    row["duration_s"] = _r(end - row["start_s"])
+
+
 def _failing_phase(rows: list[dict[str, Any]], line: int) -> dict[str, Any] | None:
     """The phase row of one rank that a failure at `line` interrupted: the one open at that line
     (an unfinished phase first), else the last phase the rank had begun before it."""
@@ -374,9 +396,10 @@ def startup_failures(
                 row = next(p for p in hit.values() if p["phase"] == common)
                 on = [r for r, p in hit.items() if p["phase"] == common]
         at = _rel(_failure_ts(lc.launch, line), t0)
-        if at is None and row is not None:
-            at = row["end_s"]  # an unfinished phase ends at the rank's last dated line
         during = row is not None and (row["end_line"] is None or row["end_line"] >= line)
+        if row is not None and not row["complete"] and row["end_s"] is not None:
+            # It died in a phase that never ended: not before that phase's bar ends.
+            at = row["end_s"] if at is None else max(at, row["end_s"])
         out.append(
             {
                 "rank": rank,
@@ -397,6 +420,8 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
     seg, launches = lc.launch, len(run.launches)
     t0 = lc.t0
     ranks = phase_rows(seg, t0)
+    progress = progress_runs(log, ranks, (seg.start, seg.end))
+    _extend_unfinished(ranks, progress)
     # Readiness is the last attempt's (the file's outcome); its line and time when it is also the
     # attempt whose phases are shown.
     ready = run.last.ready_event if lc is run.last else None
@@ -418,7 +443,7 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
             (seg.start, seg.end),
             gap_threshold_s,
         ),
-        "progress": progress_runs(log, ranks, (seg.start, seg.end)),
+        "progress": progress,
         "failures": startup_failures(lc, ranks, t0),
     }
     eng = [e for e in seg.events if isinstance(e, EngineStartupTimings)]
