@@ -374,3 +374,18 @@ def test_every_corpus_log_fits_and_prints_each_finding_once() -> None:
                 assert len(line) <= width, (path.name, line)
         titles = [line for line in render([a], width=None).splitlines() if TITLE.match(line)]
         assert len(titles) == len(set(titles)), path.name
+
+
+def test_damaged_numbers_are_named_in_the_text(tmp_path: Path) -> None:
+    """A stats line whose numbers are inf or 400 digits is kept; the text says how many numbers
+    could not be read, and the statistics say `no value`, not `not set` (that is for settings)."""
+    from click.testing import CliRunner
+
+    from logparse.cli.main import main
+
+    log = tmp_path / "damaged.log"
+    log.write_text("[2025-01-01 10:00:00 TP0] Decode batch. #running-req: inf, #token: 5, token usage: 0.01, "
+                   f"gen throughput (token/s): 9{'9' * 400}, #queue-req: 0\n", encoding="utf-8")
+    out = CliRunner().invoke(main, ["analyze", str(log)]).output
+    assert "unreadable numbers (kept as no value): 2" in out
+    assert "median no value" in out and "not set" not in out

@@ -373,20 +373,20 @@ def _serving(doc: Doc, sv: dict[str, Any]) -> None:
     doc.add(f"stats lines: {fmt(sv['decode_lines'])} decode, {fmt(sv['prefill_lines'])} prefill; {http}", "  ", "    ")
     if "gen_throughput" in sv:
         g = sv["gen_throughput"]
-        doc.add(f"decode throughput (token/s): median {fmt(g['median'])}, max {fmt(g['max'])}", "  ", "    ")
+        doc.add(f"decode throughput (token/s): median {_stat(g['median'])}, max {_stat(g['max'])}", "  ", "    ")
     load = []
     if "running_req" in sv:
-        load.append(f"running requests: median {fmt(sv['running_req']['median'])}, max {fmt(sv['running_req']['max'])}")
+        load.append(f"running requests: median {_stat(sv['running_req']['median'])}, max {_stat(sv['running_req']['max'])}")
     if "queue_req" in sv:
-        load.append(f"queued: max {fmt(sv['queue_req']['max'])}")
+        load.append(f"queued: max {_stat(sv['queue_req']['max'])}")
     if "token_usage" in sv:
-        load.append(f"token usage: max {fmt(sv['token_usage']['max'])}")
+        load.append(f"token usage: max {_stat(sv['token_usage']['max'])}")
     if load:
         doc.add("; ".join(load), "  ", "    ")
     if "accept_len" in sv:
         a = sv["accept_len"]
         rate = sv.get("accept_rate", {}).get("mean")
-        doc.add(f"speculative accept length: mean {fmt(a['mean'])} (min {fmt(a['min'])}, max {fmt(a['max'])})"
+        doc.add(f"speculative accept length: mean {_stat(a['mean'])} (min {_stat(a['min'])}, max {_stat(a['max'])})"
                 + (f"; accept rate mean {fmt(rate)}" if rate is not None else ""), "  ", "    ")
     if sv.get("cuda_graph_false_lines"):
         doc.add(f"decode lines without CUDA graph: {fmt(sv['cuda_graph_false_lines'])}", "  ")
@@ -406,6 +406,12 @@ _BENCH_GROUPS = (
     (("prefill_throughput", "prefill throughput", "token/s"),
      ("decode_median_throughput", "decode median throughput", "token/s")),
 )
+
+
+def _stat(v: Any) -> str:
+    """A statistic over the stats lines: `no value` when no line had a readable number (a
+    damaged log), never `not set`, which is for settings."""
+    return "no value" if v is None else fmt(v)
 
 
 def _benchmarks(doc: Doc, benchmarks: list[dict[str, Any]]) -> None:
@@ -536,6 +542,10 @@ def _coverage(doc: Doc, entry: dict[str, Any]) -> None:
         doc.add(t["template"], lead, " " * len(lead))
     rd = entry["read"]
     damage = [f"{k.replace('_', ' ')}: {fmt(rd[k])}" for k in ("bad_utf8", "nul_bytes", "long_lines") if rd.get(k)]
+    if rd.get("damaged_numbers"):
+        # Kept lines whose number did not parse (inf, nan, 400 digits): the value is "not a
+        # number", the line still counts as recognized.
+        damage.append(f"unreadable numbers (kept as no value): {fmt(rd['damaged_numbers'])}")
     if rd.get("damaged"):
         damage.append(str(rd["damaged"]))
     if damage:
