@@ -258,6 +258,7 @@ class CaseResult:
     leaks: list[str] = field(default_factory=list)
     injections: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)  # `analyze` exit 2: the one-line reasons
 
 
 class CaseTimeout(Exception):
@@ -331,7 +332,11 @@ def run_case(text: str | bytes, workdir: str, *, html: bool = False, secrets: Se
             except OSError:
                 out = ""
         res.outputs[name] = out
-        if name == "analyze":
+        if name == "analyze" and code == 2:
+            # An input refused with one line and exit 2 (an empty file, say) is not an
+            # accounting error; it is counted apart, with its message, to be read.
+            res.refused.append(out.strip().splitlines()[-1][:160] if out.strip() else "exit 2")
+        elif name == "analyze":
             res.accounting.extend(accounting_errors(out))
     check_outputs(res, secrets, payloads)
     return res
@@ -418,6 +423,7 @@ class Figures:
     injections: int = 0
     issues: Counter[str] = field(default_factory=Counter)  # accounting errors, leaks, injections by kind
     examples: dict[str, str] = field(default_factory=dict)
+    refused: Counter[str] = field(default_factory=Counter)
     peak_rss_mib: float = 0.0  # the largest one-case process (every command on that input)
     peak_input_bytes: int = 0  # the size of that input
 
@@ -426,6 +432,8 @@ class Figures:
             self.peak_rss_mib = peak
             self.peak_input_bytes = len(text)
         self.cases += 1
+        for why in res.refused:
+            self.refused[re.sub(r"\S*case\.log", "case.log", why)] += 1
         if res.crashes:
             self.crashed_cases += 1
             for site in res.crashes:
@@ -446,6 +454,7 @@ class Figures:
         self.accounting += other.accounting
         self.leaks += other.leaks
         self.injections += other.injections
+        self.refused.update(other.refused)
         if other.peak_rss_mib > self.peak_rss_mib:
             self.peak_rss_mib, self.peak_input_bytes = other.peak_rss_mib, other.peak_input_bytes
         for k, v in other.examples.items():
@@ -475,7 +484,7 @@ def _checkpoint(folder: str, index: int, mutated: Figures, subst: Figures) -> No
         return
     data = {name: {"cases": f.cases, "crashed_cases": f.crashed_cases, "sites": dict(f.sites),
                    "accounting": f.accounting, "leaks": f.leaks, "injections": f.injections,
-                   "issues": dict(f.issues), "peak_rss_mib": f.peak_rss_mib,
+                   "issues": dict(f.issues), "refused": dict(f.refused), "peak_rss_mib": f.peak_rss_mib,
                    "peak_input_bytes": f.peak_input_bytes} for name, f in (("mutated", mutated), ("numbers", subst))}
     data["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # type: ignore[assignment]
     # The resident size now, next to the peak: a series of checkpoints shows whether memory grows
@@ -499,9 +508,11 @@ def _worker(args: tuple[int, int, int, int | None, int, int, int, float, int, st
     mutated, subst = Figures(), Figures()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="logdiag-fuzz-") as work:
-        # One unmutated case here first: every module, template and cache a case needs is loaded
-        # before the forks, which then share it instead of each importing it again.
-        run_case("\n".join(seeds[0]) + "\n", work, html=html_every > 0, report=True)
+        # Every seed log, unmutated, once here first: every module, template and lazily compiled
+        # pattern (the fast path compiles its alternatives per first character on first use) is
+        # loaded before the forks, which share it instead of each paying for it again (5x slower).
+        run_case("\n".join(line for seed in seeds for line in seed) + "\n", work, html=html_every > 0,
+                 report=True, kinds=("decode_batch", "prefill_batch", "http_access", "traceback"))
         for i, text in _mutated_cases(cases, seed, seeds):
             if i % workers != index:
                 continue
@@ -557,6 +568,8 @@ def _print(title: str, f: Figures) -> None:
           f"largest one-case peak RSS {f.peak_rss_mib:.0f} MiB (a {f.peak_input_bytes:,}-character input)")
     for site, n in f.sites.most_common():
         print(f"  {n:6d}  {site}   e.g. {f.examples[site][:120]!r}")
+    for why, n in f.refused.most_common(5):
+        print(f"  {n:6d}  refused with exit 2: {why}")
     for what, n in f.issues.most_common(15):
         print(f"  {n:6d}  {what}   e.g. {f.examples[what][:120]!r}")
 
