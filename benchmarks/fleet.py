@@ -10,7 +10,7 @@ ranks, every fifth file gzip-compressed), then runs each command in a fresh proc
 `--jobs 1` (this process, no Dask), `--dask local:1`, `--dask local:2` (a LocalCluster started by
 the call: its start-up is in the wall time) and, with --dask, a running scheduler.
 
-Reported per run: wall seconds, files/s, lines/s, the peak RSS of the logdiag process and of each
+Reported per run: wall seconds, CPU seconds of the whole process tree, files/s, lines/s, the peak RSS of the logdiag process and of each
 Dask worker. RSS is sampled every 50 ms over the process tree (psutil): a peak shorter than that
 can be missed. Every run's output (the check JSON, the exported files) is hashed and compared with
 the `--jobs 1` run: the table says whether the bytes are identical.
@@ -25,6 +25,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -47,6 +48,7 @@ class Run:
     command: str
     mode: str
     wall_s: float = 0.0
+    cpu_s: float = 0.0  # user + system time of the whole process tree (workers included)
     exit_code: int = 0
     main_peak_mib: float = 0.0
     worker_peak_mib: list[float] = field(default_factory=list)
@@ -149,12 +151,16 @@ def measure(command: str, mode: str, logs: Path, work: Path) -> Run:
     else:
         cmd += ["-o", str(out), "--format", "parquet"]
     cmd += ["--jobs", "1"] if mode == "jobs1" else ["--dask", mode]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampler = Sampler(proc.pid)
     sampler.start()
     _, err = proc.communicate()
     run.wall_s = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # One child at a time: the delta is this run's tree (the CLI waits for its worker processes).
+    run.cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     sampler.stop.set()
     sampler.join()
     run.exit_code = proc.returncode
@@ -172,7 +178,8 @@ def _digest(path: Path) -> str:
     h = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for p in files:
-        h.update(str(p.relative_to(path) if path.is_dir() else p.name).encode())
+        if path.is_dir():  # a file's own name differs per run; the names inside a folder do not
+            h.update(str(p.relative_to(path)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -182,17 +189,18 @@ def _digest(path: Path) -> str:
 
 def render(runs: list[Run], files: int, lines: int) -> str:
     out = [f"{files} files, {lines:,} lines; {os.cpu_count()} CPUs\n",
-           ("| command | mode | wall s | files/s | lines/s | peak RSS logdiag MiB | "
+           ("| command | mode | wall s | CPU s | files/s | lines/s | peak RSS logdiag MiB | "
             "peak RSS per worker MiB | same bytes as --jobs 1 |"),
-           "|---|---|---:|---:|---:|---:|---|---|"]
+           "|---|---|---:|---:|---:|---:|---:|---|---|"]
     reference = {r.command: r.digest for r in runs if r.mode == "jobs1"}
     for r in runs:
         if r.error:
-            out.append(f"| {r.command} | {r.mode} | failed: {r.error} | | | | | |")
+            out.append(f"| {r.command} | {r.mode} | failed: {r.error} | | | | | | |")
             continue
         workers = ", ".join(f"{m:.0f}" for m in r.worker_peak_mib) or "–"
         same = "yes" if reference.get(r.command) == r.digest else "NO"
-        out.append(f"| {r.command} | `{r.mode}` | {r.wall_s:.1f} | {files / r.wall_s:.1f} | "
+        out.append(f"| {r.command} | `{r.mode}` | {r.wall_s:.1f} | {r.cpu_s:.1f} | "
+                   f"{files / r.wall_s:.1f} | "
                    f"{lines / r.wall_s:,.0f} | {r.main_peak_mib:.0f} | {workers} | {same} |")
     return "\n".join(out) + "\n"
 
