@@ -60,8 +60,8 @@ RUNS: tuple[Column, ...] = (
     Column("model", STRING, "model_path the attempt states"),
     Column("sglang_version", STRING, "SGLang release the attempt states (image tag, pip pin)"),
     Column("nccl_version", STRING, "NCCL version the log prints"),
-    Column("tp_size", INT, "tensor parallel size the attempt states"),
-    Column("dp_size", INT, "data parallel size the attempt states"),
+    Column("tp_size", INT, "tensor parallel size the attempt states, else the log's rank tags say"),
+    Column("dp_size", INT, "data parallel size the attempt states, else the log's rank tags say"),
     Column("outcome", STRING, "the attempt's outcome (serving, crashed-at-startup, ...)"),
     Column("root_cause", STRING, "code of the attempt's root cause, or null"),
     Column("root_cause_name", STRING, "name of the attempt's root cause, or null"),
@@ -130,8 +130,8 @@ def runs_table(analysis: Analysis, builder: TableBuilder) -> pa.Table:
             "model": None if model is None else builder.cleaner.text(str(model)),
             "sglang_version": _str(settings.get("sglang_version")),
             "nccl_version": _str(settings.get("nccl_version")),
-            "tp_size": to_int(settings.get("tp_size")),
-            "dp_size": to_int(settings.get("dp_size")),
+            "tp_size": _size(analysis, settings, "tp_size"),
+            "dp_size": _size(analysis, settings, "dp_size"),
             "outcome": verdict.outcome if verdict is not None else None,
             "root_cause": root.code if root is not None else None,
             "root_cause_name": root.name if root is not None else None,
@@ -157,6 +157,17 @@ def engine_table(analysis: Analysis, kind: str, builder: TableBuilder | None = N
     return (
         findings_table(analysis, builder) if kind == "findings" else runs_table(analysis, builder)
     )
+
+
+def _size(analysis: Analysis, settings: dict[str, Any], key: str) -> int | None:
+    """TP or DP size of one attempt: what it states; else, when no attempt of the log states it,
+    the run model's size from the rank tags (`TP0`..`TP7`: 8; a dated untagged scheduler: TP 1),
+    the value `analyze` prints, so the runs table and the JSON output agree. An attempt that states
+    nothing in a log where another does stays null (the tags are the whole file's)."""
+    stated = to_int(settings.get(key))
+    if stated is not None or analysis.views.arg(key) is not None:
+        return stated
+    return to_int(getattr(analysis.views, key))
 
 
 def _str(value: Any) -> str | None:
