@@ -34,3 +34,53 @@ def test_runs_tp_and_dp_are_what_analyze_prints(path: Path) -> None:
     for key in ("tp_size", "dp_size"):
         value = runs[key].iloc[0]
         assert (None if pd.isna(value) else int(value)) == config.get(key), key
+
+
+def _decode_line(stamp: str, i: int) -> str:
+    return (f"[{stamp} TP0] Decode batch. #running-req: 1, #token: {100 + i}, token usage: 0.01, "
+            f"gen throughput (token/s): {50 + i}.00, #queue-req: 0\n")
+
+
+MIDNIGHT = ["23:58:00", "23:58:30", "23:59:00", "23:59:30", "00:00:00", "00:00:30", "00:01:00",
+            "00:01:30"]
+
+
+@pytest.mark.parametrize(("since", "kept"), [
+    ("2m", 5),  # 23:59:30 … 00:01:30 (was 4: the lines before midnight, the log's "last" 23:59:30)
+    ("00:00:00", 4),  # after midnight only (was all 8)
+    ("23:59:00", 6),  # the evening before the log's last moment (was 2)
+    ("2026-03-07 00:00:30", 3),  # a date on a time-only log: its time of day
+])
+def test_a_time_only_log_crossing_midnight_keeps_the_order_it_was_written_in(
+        tmp_path: Path, since: str, kept: int) -> None:
+    path = tmp_path / "old.log"
+    path.write_text("".join(_decode_line(t, i) for i, t in enumerate(MIDNIGHT)))
+    lines = _json(str(path), "--since", since)["lines"]
+    assert (lines["recognized"], lines["outside_window"]) == (kept, len(MIDNIGHT) - kept)
+
+
+TRACEBACK_INTERLEAVED = """\
+[2026-03-07 15:31:00 TP0] Load weight begin. avail mem=70.00 GB
+[2026-03-07 15:31:10 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 2900, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
+[2026-03-07 15:31:11 TP1] Load weight begin. avail mem=70.00 GB
+  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/scheduler.py", line 300, in __init__
+    self.tp_worker = TpModelWorker(
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is free.
+
+[2026-03-07 15:31:12] Received sigquit from a child process. It usually means the child failed.
+"""
+
+
+def test_a_window_never_cuts_a_traceback_that_another_rank_interleaves(tmp_path: Path) -> None:
+    # Was: the body lines after TP1's line took TP1's time, so --until 15:31:10 kept a traceback
+    # without its exception (scheduler-crash instead of cuda-oom) and --since 15:31:11 a headless one.
+    path = tmp_path / "tb.log"
+    path.write_text(TRACEBACK_INTERLEAVED)
+    until = _json(str(path), "--until", "2026-03-07 15:31:10")
+    assert [f["name"] for f in until["findings"]] == ["cuda-oom"]
+    assert (until["lines"]["recognized"], until["lines"]["outside_window"]) == (8, 2)
+    since = _json(str(path), "--since", "2026-03-07 15:31:11")
+    assert "cuda-oom" not in [f["name"] for f in since["findings"]]
+    assert (since["lines"]["recognized"], since["lines"]["outside_window"]) == (2, 8)

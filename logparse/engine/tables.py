@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from logparse.engine.analysis import Analysis
+    from logparse.run.settings import LaunchSettings
 
 FINDINGS: tuple[Column, ...] = (
     *IDENTITY,
@@ -159,7 +160,7 @@ def engine_table(analysis: Analysis, kind: str, builder: TableBuilder | None = N
     )
 
 
-def _size(analysis: Analysis, settings: dict[str, Any], key: str) -> int | None:
+def _size(analysis: Analysis, settings: LaunchSettings, key: str) -> int | None:
     """TP or DP size of one attempt: what it states; else, when no attempt of the log states it,
     the run model's size from the rank tags (`TP0`..`TP7`: 8; a dated untagged scheduler: TP 1),
     the value `analyze` prints, so the runs table and the JSON output agree. An attempt that states

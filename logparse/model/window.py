@@ -45,14 +45,21 @@ class Bound:
             return "relative"
         return "absolute" if self.moment is not None else "time-of-day"
 
-    def resolve(self, last: datetime) -> datetime:
-        """The moment this bound names in a log whose last timestamp is `last` (naive)."""
+    def resolve(self, last: datetime, *, time_only: bool | None = None) -> datetime:
+        """The moment this bound names in a log whose last timestamp is `last` (naive).
+        `time_only`: the log prints only times of day (dated 1900-01-01 by the parser, a day
+        added after each midnight it crosses); None: told from `last`."""
+        if time_only is None:
+            time_only = (last.year, last.month, last.day) == (_NO_YEAR, 1, 1)
         if self.seconds is not None:
             return last - timedelta(seconds=self.seconds)
         if self.moment is not None:
             if last.year == _NO_YEAR and self.moment.year != _NO_YEAR:
-                if (last.month, last.day) == (1, 1):  # a time-only log: only the time counts
-                    return datetime.combine(last.date(), self.moment.time())
+                if time_only:  # only the time counts: that time on the log's last day
+                    day = datetime.combine(last.date(), self.moment.time())
+                    # after a midnight the log crossed, a later time is the day before
+                    crossed = last.day > 1
+                    return day - timedelta(days=1) if crossed and day > last else day
                 return self.moment.replace(year=_NO_YEAR)  # 'MM-DD HH:MM:SS': no year printed
             return self.moment
         assert self.clock is not None
@@ -101,11 +108,12 @@ class TimeWindow:
     since: Bound | None = None
     until: Bound | None = None
 
-    def resolve(self, last: datetime) -> tuple[datetime | None, datetime | None]:
+    def resolve(self, last: datetime, *, time_only: bool | None = None
+                ) -> tuple[datetime | None, datetime | None]:
         """Both sides as moments in a log whose last timestamp is `last`; WindowError when the
         window is empty (since after until)."""
-        lo = self.since.resolve(last) if self.since is not None else None
-        hi = self.until.resolve(last) if self.until is not None else None
+        lo = self.since.resolve(last, time_only=time_only) if self.since is not None else None
+        hi = self.until.resolve(last, time_only=time_only) if self.until is not None else None
         if lo is not None and hi is not None and lo > hi:
             raise WindowError(
                 f"--since {self.since.text if self.since else ''} ({lo:%Y-%m-%d %H:%M:%S}) is after "

@@ -13,11 +13,24 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from logparse.io.reader import InputError
+from logparse.model.events import (
+    ExceptionChain,
+    ExceptionHeader,
+    ExceptionLine,
+    ProcessHeader,
+    TracebackFrame,
+    TracebackSource,
+    TracebackStart,
+    Unparsed,
+)
 from logparse.model.window import TimeWindow, WindowError
 from logparse.parsing.columns import AccessColumns, Interner, StatsColumns, epoch, from_epoch
+
+_NO_YEAR = 1900  # how the parser dates a log that prints no year (model/window.py)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -118,6 +131,77 @@ def _select_access(cols: AccessColumns, keep: npt.NDArray[np.bool_]) -> AccessCo
     return out
 
 
+_DAY = 86400.0
+# A time-only log ('HH:MM:SS', dated 1900-01-01 by the parser) that goes back by more than this
+# has crossed midnight; processes' clocks disagree by seconds, never by half a day.
+_ROLLOVER = _DAY / 2
+# The classes that continue an open traceback when the line carries no timestamp of its own.
+_OPENERS = (ExceptionHeader, ProcessHeader, TracebackStart)
+_BODY = (TracebackFrame, TracebackSource, ExceptionLine, ExceptionChain, TracebackStart)
+
+
+def _time_only(stamps: npt.NDArray[np.float64]) -> bool:
+    """Whether every timestamp is on the parser's date for a log that prints only the time."""
+    start = epoch(datetime(_NO_YEAR, 1, 1))
+    return bool(len(stamps)) and bool(stamps.min() >= start) and bool(stamps.max() < start + _DAY)
+
+
+def _rolled(stamps: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Timestamps of a time-only log in file order, with a day added after each midnight (and
+    taken back when a late line of the day before follows), so that the window and the log's last
+    moment see the order the log was written in. Other logs are returned unchanged."""
+    import numpy as np
+
+    timed = stamps[~np.isnan(stamps)]
+    if not _time_only(timed):
+        return stamps
+    steps = np.diff(timed, prepend=timed[0])
+    days = np.cumsum(np.where(steps < -_ROLLOVER, 1, np.where(steps > _ROLLOVER, -1, 0)))
+    if not days.any():
+        return stamps
+    out = stamps.copy()
+    out[~np.isnan(stamps)] = timed + days * _DAY
+    return out
+
+
+def _record_owners(rest: list[Rest], rest_ts: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """For each kept line, the index (in `rest`) of the line whose time it takes: itself, or, for
+    an untimestamped line of an open traceback (a frame, a source line, the exception, a chain
+    marker, the message after it, the blank line that ends it), the line that opened the record,
+    so that another process's timestamped line interleaved in the body does not cut it in two.
+    Records are followed per stream, as `parsing/records.py` assembles them."""
+    import numpy as np
+
+    owners = np.arange(len(rest), dtype="int64")
+    open_at: dict[str, int] = {}  # stream -> index of the line that opened its record
+    after_exception: set[str] = set()
+    for i, (_, text, wrapper, env, cls, _kw) in enumerate(rest):
+        stream = getattr(wrapper, "stream", "") or ""
+        if not stream and env is not None and env.style == "torch-rank":
+            stream = f"rank:{env.rank}"
+        opener = open_at.get(stream)
+        timed = not np.isnan(rest_ts[i])
+        if timed:
+            if issubclass(cls, _OPENERS):
+                open_at[stream] = i
+                after_exception.discard(stream)
+            continue
+        if opener is not None and (issubclass(cls, _BODY) or (
+                cls is Unparsed and stream in after_exception)):
+            owners[i] = opener
+            if cls is ExceptionLine:
+                after_exception.add(stream)
+            if cls is Unparsed and not text:  # the blank line that ends the record
+                del open_at[stream]
+                after_exception.discard(stream)
+            continue
+        open_at.pop(stream, None)
+        after_exception.discard(stream)
+        if issubclass(cls, _OPENERS):  # an unprefixed 'Traceback (most recent call last):'
+            open_at[stream] = i
+    return owners
+
+
 def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsColumns,
                  prefill: StatsColumns, access: AccessColumns, times: TimeCache) -> Windowed:
     """Keep the lines inside `window`; InputError (one line) when the log has no timestamp or
@@ -135,11 +219,19 @@ def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsC
     if not timed.any():
         raise InputError(f"{name} has no timestamped line: --since/--until cannot apply")
     order = np.argsort(lines[timed], kind="stable")
-    clock_lines, clock_ts = lines[timed][order], stamps[timed][order]
+    clock_lines, raw = lines[timed][order], stamps[timed][order]
+    clock_ts = _rolled(raw)
+    time_only = _time_only(raw)
+    if clock_ts is not raw:  # a time-only log crossed midnight: every row sees the rolled stamps
+        stamps = stamps.copy()
+        stamps[np.nonzero(timed)[0][order]] = clock_ts
+        parts = np.split(stamps, np.cumsum([len(rest_ts), *(len(h[0]) for h in hot[:-1])]))
+        rest_ts = parts[0]
+        hot = [(h[0], part) for h, part in zip(hot, parts[1:], strict=True)]
     last = from_epoch(float(clock_ts.max()))
     assert last is not None
     try:
-        lo, hi = window.resolve(last)
+        lo, hi = window.resolve(last, time_only=time_only)
     except WindowError as err:
         raise InputError(f"{name}: {err}") from None
     lo_e = epoch(lo) if lo is not None else -np.inf
@@ -154,11 +246,13 @@ def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsC
             ts[missing] = clock_ts[np.maximum(owner, 0)]
         return (ts >= lo_e) & (ts <= hi_e)  # type: ignore[no-any-return]
 
-    keep_rest = inside(rest_lines, rest_ts)
+    owners = _record_owners(rest, rest_ts)
+    keep_rest = inside(rest_lines, rest_ts)[owners] if len(rest) else inside(rest_lines, rest_ts)
     keeps = [inside(*h) for h in hot]
     outside = int(len(keep_rest) - keep_rest.sum()) + sum(int(len(k) - k.sum()) for k in keeps)
     kept = rest if keep_rest.all() else [item for item, k in zip(rest, keep_rest, strict=True) if k]
-    fmt = "%Y-%m-%d %H:%M:%S" if last.year != 1900 else "%m-%d %H:%M:%S"
+    fmt = "%H:%M:%S" if time_only else (
+        "%Y-%m-%d %H:%M:%S" if last.year != _NO_YEAR else "%m-%d %H:%M:%S")
     return Windowed(
         rest=kept,
         decode=_select_stats(decode, keeps[0]),
