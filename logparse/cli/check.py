@@ -266,8 +266,10 @@ def render_text(report: CheckReport, width: int | None = None, color: bool = Fal
     and one title line each at the end (the reader is looking for what changed). Lines are
     wrapped to `width` with a hanging indent (None: every line whole), never cut."""
     from logparse.render.layout import Doc, Paint
+    from logparse.render.text import Shown, add_evidence, add_remedy
 
     doc = Doc(width, Paint(color))
+    fixes = Shown()
     style = {"error": "red", "warning": "yellow"}
     for item in report.items:
         if item.baselined:
@@ -284,13 +286,12 @@ def render_text(report: CheckReport, width: int | None = None, color: bool = Fal
         tag = f" [{'; '.join(tags)}]" if tags else ""
         doc.add(f"{where}: {item.severity} {item.code} {item.name}{tag}: {item.message}", "", "    ",
                 style=style.get(str(item.severity)))
-        if item.remedy:
-            doc.add(item.remedy, "    fix: ", "         ")
-        shown = [(n, t) for ev in item.evidence for n, t in ev.lines]
-        for n, t in shown[:3]:
-            doc.add(t, f"    {n:>7} | ", f"    {'':>7} | ")
-        if len(shown) > 3:
-            doc.add(f"… {len(shown) - 3} more evidence lines", " " * 12)
+        # analyze's layout: the fix as bullets (a long one printed once per output), evidence
+        # in log order with repeated lines sharing a row
+        fixes.path = display_path(item.path)
+        if add_remedy(doc, {"name": item.name, "remedy": item.remedy}, "    ", fixes):
+            doc.add(f"why, and the full fix: logdiag rule {item.name}", "    ")
+        add_evidence(doc, [{"line": n, "text": t} for ev in item.evidence for n, t in ev.lines], "    ", 3)
     for line in _baselined_titles(report):
         indent = line[: len(line) - len(line.lstrip())]
         doc.add(line.lstrip(), indent, indent + "    ")

@@ -26,9 +26,20 @@ def mask_numbers(text: str) -> str:
 
 
 def short(text: str, n: int = 200) -> str:
-    """The text on one line (whitespace runs collapsed), cut to `n` characters with an ellipsis."""
+    """The text on one line (whitespace runs collapsed), cut to at most `n` characters with an
+    ellipsis — at a space, so a flag or variable name is never cut mid-way (`SGLANG_ENABL…`
+    named a variable that does not exist); only a text without a space in its second half is
+    cut inside a word."""
     text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    cut = text[: n - 1]
+    if text[n - 1] == " ":  # the cut falls between two words
+        return cut + "…"
+    space = cut.rfind(" ")
+    if space > n // 2:
+        return cut[:space] + " …"
+    return cut + "…"
 
 
 # A dated timestamp as loggers print it (`2025-03-07 09:20:03`, ISO `2025-03-07T09:20:03`).

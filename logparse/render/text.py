@@ -11,11 +11,12 @@ Numbers are formatted for people (`fmt`): no Python repr reaches the output.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from logparse.render.bullets import remedy_bullets
-from logparse.render.layout import GLUE, Doc, Paint, table
+from logparse.render.layout import GLUE, Doc, Paint, table, wrap
 from logparse.render.neutral import one_line
 from logparse.render.summary import file_summary
 from logparse.run.ranks import rank_key, rank_range
@@ -72,81 +73,145 @@ def _where(ev: dict[str, Any]) -> str:
     return str(ev["line"])
 
 
+def _is_caret(text: str) -> bool:
+    """A caret/tilde line under a source line (`   ^^^^~~~`): it points, it says nothing."""
+    body = text.strip()
+    return bool(body) and not body.strip("^~ ")
+
+
 def _pick_evidence(evidence: list[dict[str, Any]], limit: int, reaction: set[int]) -> list[dict[str, Any]]:
     """At most `limit` lines, in log order. When some must go, keep first the exception lines
     (an unindented line right after a traceback's indented frames), then the other unindented
-    lines in log order, then SGLang's reaction lines (`reaction`: sigquit, Killed); traceback
-    frames and source lines (indented) go first."""
+    lines in log order, then SGLang's reaction lines (`reaction`: sigquit, Killed), then the
+    innermost frame (the last `File …` line: where it raised, not `<frozen runpy>`), then the
+    indented lines nearest the exception; caret lines go first of all."""
     if len(evidence) <= limit:
         return evidence
     indented = {ev["line"] for ev in evidence if ev["text"][:1].isspace()}
+    frames = [i for i, ev in enumerate(evidence) if ev["text"].lstrip().startswith("File ")]
+    innermost = frames[-1] if frames else -1
 
-    def priority(ev: dict[str, Any]) -> int:
-        if ev["line"] in indented:
-            return 3
+    def priority(i: int) -> tuple[int, int]:
+        ev = evidence[i]
+        if _is_caret(ev["text"]):
+            return (5, i)
+        if i == innermost:  # the frame that raised says where
+            return (3, i)
+        if ev["line"] in indented:  # then the lines nearest to it
+            return (4, -i)
         if ev["line"] in reaction:
-            return 2
-        return 0 if ev["line"] - 1 in indented else 1
+            return (2, i)
+        return (0 if ev["line"] - 1 in indented else 1, i)
 
-    ranked = sorted(range(len(evidence)), key=lambda i: (priority(evidence[i]), i))
+    ranked = sorted(range(len(evidence)), key=priority)
     return [evidence[i] for i in sorted(ranked[:limit])]
 
 
-def _evidence(doc: Doc, evidence: list[dict[str, Any]], indent: str, limit: int,
-              reaction: set[int]) -> None:
-    """Evidence lines as `  line | text`, wrapped under the text; lines with the same text (a
-    warning each launch printed again) share one row that names every line number."""
+# A log line's own prefix (`[2026-04-14 10:09:22 TP7] `): lines that differ only there (the
+# same warning from every rank) share one evidence row.
+_LOG_PREFIX = re.compile(r"^\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[^\]]*\] ")
+# An evidence line wraps to at most this many rows at a terminal width (a pasted HTML page
+# in an exception message ran to 17); the rest is named, and `--wide` prints it whole.
+MAX_EVIDENCE_ROWS = 8
+
+
+def _same_text(text: str) -> str:
+    return _LOG_PREFIX.sub("", text, count=1)
+
+
+def _line_list(lines: list[int]) -> str:
+    """`33–40` for a run of consecutive lines, `3, 27, 55, 163` for up to four, else the first
+    and how many more (`92 +7`): the column stays narrow."""
+    if lines == list(range(lines[0], lines[0] + len(lines))):
+        return f"{lines[0]}–{lines[-1]}"
+    return ", ".join(map(str, lines)) if len(lines) <= 4 else f"{lines[0]} +{len(lines) - 1}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def add_evidence(doc: Doc, evidence: list[dict[str, Any]], indent: str, limit: int,
+                 reaction: set[int] | None = None) -> None:
+    """Evidence lines as `  line | text`, in log order, wrapped under the text; lines with the
+    same text but for the log prefix (a warning every rank or launch printed) share one row
+    that names every line number (the text shown is the first one's)."""
     rows: list[dict[str, Any]] = []
     same: dict[str, dict[str, Any]] = {}
+    if not any(ev.get("file") for ev in evidence):  # a merged run keeps its files' order
+        evidence = sorted(evidence, key=lambda ev: ev["line"])
     for ev in evidence:
-        if ev.get("file") or ev["text"] not in same:
+        key = _same_text(ev["text"])
+        if ev.get("file") or key not in same:
             row = dict(ev, lines=[ev["line"]])
             rows.append(row)
             if not ev.get("file"):
-                same[ev["text"]] = row
+                same[key] = row
         else:
-            same[ev["text"]]["lines"].append(ev["line"])
-    shown = _pick_evidence(rows, limit, reaction)
-    wheres = [
-        _where(row) if len(row["lines"]) == 1
-        else ", ".join(map(str, row["lines"][:4])) + (f" +{len(row['lines']) - 4}" if len(row["lines"]) > 4 else "")
-        for row in shown
-    ]
-    pad = max([7, *(len(w) for w in wheres)]) if any(row.get("file") for row in shown) else 7
+            same[key]["lines"].append(ev["line"])
+    shown = _pick_evidence(rows, limit, reaction or set())
+    wheres = [_where(row) if len(row["lines"]) == 1 else _line_list(row["lines"]) for row in shown]
+    pad = max([7, *(len(w) for w in wheres)])  # one column for every row
     for row, where in zip(shown, wheres, strict=True):
         where = where.rjust(pad)
-        doc.add(row["text"], f"{indent}{where} | ", f"{indent}{' ' * len(where)} | ")
+        first, rest = f"{indent}{where} | ", f"{indent}{' ' * len(where)} | "
+        lines = wrap(row["text"], doc.width, first, rest)
+        if len(lines) > MAX_EVIDENCE_ROWS:
+            kept = lines[: MAX_EVIDENCE_ROWS - 1]
+            shown_chars = len(kept[0]) - len(first) + sum(len(ln) - len(rest) + 1 for ln in kept[1:])
+            left = max(1, len(one_line(row["text"]).strip()) - shown_chars)
+            lines = [*kept, *wrap(f"[+{_plural(left, 'character')}: --wide prints the line whole]",
+                                  doc.width, rest, rest)]
+        doc.extend(lines)
     more = len(evidence) - sum(len(row["lines"]) for row in shown)
     if more > 0:
         doc.add(f"+ {more} more evidence line{'s' if more != 1 else ''} (--format json lists them all)",
                 f"{indent}{' ' * 7}   ")
 
 
-def _remedy(doc: Doc, f: dict[str, Any], indent: str) -> bool:
+class Shown:
+    """The long fixes already printed for earlier files of one output: the NCCL paragraph of
+    every PCIe log is printed once, later files point back to it."""
+
+    MAX_REPEAT = 2  # a fix this many lines long is printed again; a longer one is pointed to
+
+    def __init__(self) -> None:
+        self.path = ""
+        self.fixes: dict[tuple[str, str], str] = {}
+
+
+def add_remedy(doc: Doc, f: dict[str, Any], indent: str, shown: Shown | None = None) -> bool:
     """The fix as bullets; True when detail was left out (the caller points to the rule)."""
     if not f.get("remedy"):
         return False
+    key = (f["name"], f["remedy"])
+    if shown is not None and key in shown.fixes and shown.fixes[key] != shown.path:
+        doc.add(f"as for {shown.fixes[key]} above", f"{indent}fix: ", f"{indent}     ")
+        return True
+    start = len(doc.lines)
     bullets, shortened = remedy_bullets(f["remedy"])
     if len(bullets) == 1 and not bullets[0].items:
         doc.add(bullets[0].text, f"{indent}fix: ", f"{indent}     ")
-        return shortened
-    doc.add("fix:", indent)
-    for b in bullets:
-        doc.add(b.text, f"{indent}  - ", f"{indent}    ")
-        for item in b.items:
-            doc.add(item, f"{indent}      · ", f"{indent}        ")
+    else:
+        doc.add("fix:", indent)
+        for b in bullets:
+            doc.add(b.text, f"{indent}  - ", f"{indent}    ")
+            for item in b.items:
+                doc.add(item, f"{indent}      · ", f"{indent}        ")
+    if shown is not None and len(doc.lines) - start > Shown.MAX_REPEAT:
+        shown.fixes.setdefault(key, shown.path)
     return shortened
 
 
 def _finding(doc: Doc, f: dict[str, Any], indent: str, limit: int, note: str = "",
-             more: bool = False) -> None:
+             more: bool = False, shown: Shown | None = None) -> None:
     doc.add(_title(f) + note, indent, indent + "    ", style=_SEVERITY_STYLE.get(f["severity"]))
     ranks = f.get("ranks") or []
     if ranks:
         doc.add(f"{'ranks' if len(ranks) > 1 else 'rank'}: {rank_range(ranks)}", indent + "  ", indent + "    ")
     reaction = set((f.get("data") or {}).get("consequence_lines") or [])
-    _evidence(doc, f.get("evidence") or [], indent + "  ", limit, reaction)
-    shortened = _remedy(doc, f, indent + "  ")
+    add_evidence(doc, f.get("evidence") or [], indent + "  ", limit, reaction)
+    shortened = add_remedy(doc, f, indent + "  ", shown)
     consequences = f.get("consequences") or []
     if consequences:
         doc.add("consequences (the teardown of this failure):", indent + "  ")
@@ -366,7 +431,7 @@ def _serving(doc: Doc, sv: dict[str, Any]) -> None:
     if not (sv.get("decode_lines") or sv.get("prefill_lines") or sv.get("http_requests")):
         return
     doc.add("serving:")
-    http = f"{fmt(sv['http_requests'])} HTTP requests"
+    http = _plural(sv["http_requests"], "HTTP request")
     status = sv.get("http_status") or {}
     if status:
         http += " (status " + ", ".join(f"{k}: {fmt(v)}" for k, v in status.items()) + ")"
@@ -555,22 +620,26 @@ def _coverage(doc: Doc, entry: dict[str, Any]) -> None:
 # ------------------------------------------------------------------------------------ the page
 
 
-def render_one(entry: dict[str, Any], width: int | None = WIDTH, paint: Paint | None = None) -> str:
+def render_one(entry: dict[str, Any], width: int | None = WIDTH, paint: Paint | None = None,
+               shown: Shown | None = None) -> str:
     doc = Doc(width, paint)
+    if shown is not None:
+        shown.path = entry["path"]
     doc.add(f"== {entry['path']}  ({fmt(entry['lines']['total'])} lines)", "", "   ", style="bold")
     _outcome(doc, entry)
     launches = entry.get("launches") or []
     root = entry.get("root_cause")
     if root:
         doc.add("root cause:", style="bold")
-        _finding(doc, root, "  ", ROOT_EVIDENCE, _attempts_note(_attempts_of(root, launches), launches), more=True)
+        _finding(doc, root, "  ", ROOT_EVIDENCE, _attempts_note(_attempts_of(root, launches), launches), more=True,
+                 shown=shown)
     _attempts(doc, launches)
     root_key = _key(root) if root else None
     others = [(f, a) for f, a in _grouped(entry.get("findings") or [], launches) if _key(f) != root_key]
     if others:
         doc.add("findings:" if not root else "other findings:", style="bold")
         for f, attempts in others:
-            _finding(doc, f, "  ", EVIDENCE, _attempts_note(attempts, launches))
+            _finding(doc, f, "  ", EVIDENCE, _attempts_note(attempts, launches), shown=shown)
     failed = (entry.get("outcome") or "").startswith("crashed") or entry.get("outcome") in ("hung", "incomplete")
     _startup(doc, entry["startup"], failed)
     _memory(doc, launches)
@@ -590,4 +659,6 @@ def render(analyses: Sequence[Any], *, redact: bool = True, width: int | None = 
     from logparse.render.sanitize import clean_entry
 
     paint = Paint(color)
-    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact), width, paint) for a in analyses))
+    shown = Shown()
+    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact), width, paint, shown)
+                                for a in analyses))

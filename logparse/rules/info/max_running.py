@@ -64,7 +64,9 @@ def max_running_requests_capped(ctx: RuleContext) -> Iterator[Finding]:
         u = [usage[i] for i in queued if usage[i] == usage[i]]
         umax = max(u) if u else None
         data.update(lines_at_cap_with_queue=len(queued), queue_req_max_at_cap=qmax, token_usage_at_cap=umax)
-        message += (f"; the decode batch reached {cap} on {len(queued)} stats lines while up to {qmax} requests queued"
+        # "on them": the serving summary's queue maximum is over every stats line
+        message += (f"; the decode batch reached {cap} on {len(queued)} stats lines while up to {qmax} requests "
+                    "queued on them"
                     + (f", with KV token usage only {umax:.2f}" if umax is not None else ""))
         if umax is not None and umax < 0.5:
             new = int(cap * min(2.0, 0.8 / max(umax, 0.05)))

@@ -97,7 +97,8 @@ def _pool_remedy(ctx: RuleContext, suggested: float | None, data: dict[str, Any]
             f"raise `--mem-fraction-static` to {suggested} — that leaves little for activations and CUDA graphs, "
             f"so prefer {more}, a quantized checkpoint (FP8) or a smaller `--context-length`"
         )
-    return f"raise `--mem-fraction-static` to {suggested} or {more}, a quantized checkpoint or a smaller `--context-length`"
+    # ", or" parts the two actions (raising f is not `--tp`); the bullets split there too
+    return f"raise `--mem-fraction-static` to {suggested}, or use {more}, a quantized checkpoint or a smaller `--context-length`"
 
 
 @rule(
@@ -182,8 +183,10 @@ def _not_enough(
 ) -> Finding:
     current = current_fraction(ctx, fields.get("fraction"))
     suggested, data, why = kv_pool_advice(ctx, ev.rank, current, None, None, ev.line)
-    stated = f" (--mem-fraction-static={current})" if current is not None else ""
-    message = f"Not enough memory for the KV pool after loading the weights{{where}}{stated}" + (
+    # the setting before the ranks: `(--mem-fraction-static=0.85) on TP0–TP7 (8 times)` read as
+    # two asides glued together
+    stated = f" at --mem-fraction-static={current}" if current is not None else ""
+    message = f"Not enough memory for the KV pool{stated} after loading the weights{{where}}" + (
         f": {why}" if why else ""
     )
     return ctx.finding(

@@ -23,6 +23,7 @@ MAMBA_CODES = (
 # 0.5.9 only warned and ran without the radix cache.
 WARNING_CODE = "spec-mamba-radix-disabled"
 MAX_DIGITS = 9  # a page size or interval; longer digit runs are damage, not a number to compute with
+SHOWN = 400  # characters of SGLang's message a finding's message keeps
 GENERIC = "the mamba scheduler strategy the message names (`--mamba-scheduler-strategy extra_buffer|no_buffer`)"
 
 
@@ -116,7 +117,9 @@ def spec_mamba_extra_buffer(ctx: RuleContext) -> Iterator[Finding]:
             warned = True
             message = f"Radix (prefix) cache disabled for speculative decoding on a hybrid mamba model: {short(hit.text, 180)}"
         else:
-            message = f"Hybrid mamba model + speculative decoding: {short(hit.text, 260)}"
+            # SGLang's own message names the flags and the variable to set: kept whole up to
+            # SHOWN characters (the 0.5.10 message is 290), never cut inside a name.
+            message = f"Hybrid mamba model + speculative decoding: {short(hit.text, SHOWN)}"
         arch = hit.fields.get("model_arch") or hit.fields.get("arch")
         if arch:
             data["model_arch"] = arch
