@@ -120,6 +120,10 @@ def test_check_text_has_analyze_fix_bullets_and_evidence_rows() -> None:
     assert "logdiag rule custom-allreduce-unavailable" in out
     assert "more evidence lines" not in out.replace("(--format json lists them all)", "")
     assert "33–40 | [2026-04-14 10:09:22 TP7] Custom allreduce" in out
+    # the same warning in two launch attempts of one log: the second points to the first
+    one = _run("check", "--format", "text", "fixtures/logs/nextn-hybrid-launch.log")
+    assert one.count("worth trying (measure each)") == 1, one
+    assert "fix: as for fixtures/logs/nextn-hybrid-launch.log:85 above" in one
 
 
 def test_kv_pool_fix_parts_its_two_actions() -> None:

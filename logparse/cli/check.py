@@ -286,9 +286,10 @@ def render_text(report: CheckReport, width: int | None = None, color: bool = Fal
         tag = f" [{'; '.join(tags)}]" if tags else ""
         doc.add(f"{where}: {item.severity} {item.code} {item.name}{tag}: {item.message}", "", "    ",
                 style=style.get(str(item.severity)))
-        # analyze's layout: the fix as bullets (a long one printed once per output), evidence
-        # in log order with repeated lines sharing a row
-        fixes.path = display_path(item.path)
+        # analyze's layout: the fix as bullets (a long one printed once per output: the same
+        # warning in a second launch attempt or file points back to it), evidence in log order
+        # with repeated lines sharing a row
+        fixes.path = where
         if add_remedy(doc, {"name": item.name, "remedy": item.remedy}, "    ", fixes):
             doc.add(f"why, and the full fix: logdiag rule {item.name}", "    ")
         add_evidence(doc, [{"line": n, "text": t} for ev in item.evidence for n, t in ev.lines], "    ", 3)

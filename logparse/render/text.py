@@ -187,7 +187,7 @@ def add_remedy(doc: Doc, f: dict[str, Any], indent: str, shown: Shown | None = N
     key = (f["name"], f["remedy"])
     if shown is not None and key in shown.fixes and shown.fixes[key] != shown.path:
         doc.add(f"as for {shown.fixes[key]} above", f"{indent}fix: ", f"{indent}     ")
-        return True
+        return False  # the fix above carries the pointer to the rule
     start = len(doc.lines)
     bullets, shortened = remedy_bullets(f["remedy"])
     if len(bullets) == 1 and not bullets[0].items:
