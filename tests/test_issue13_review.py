@@ -84,3 +84,30 @@ def test_a_window_never_cuts_a_traceback_that_another_rank_interleaves(tmp_path:
     since = _json(str(path), "--since", "2026-03-07 15:31:11")
     assert "cuda-oom" not in [f["name"] for f in since["findings"]]
     assert (since["lines"]["recognized"], since["lines"]["outside_window"]) == (2, 8)
+
+
+def test_export_of_a_folder_with_a_bad_file_exports_the_rest_and_lists_it(tmp_path: Path) -> None:
+    # Was: one empty or binary file in the folder stopped the whole export before it wrote
+    # anything ("logdiag: …/binary.log is not a text log"), although docs/export.md says a failed
+    # input is listed in the manifest and the others are exported.
+    import gzip
+
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    good = FIXTURES / "logs" / "eagle3-kv-pool.log"
+    (logs / "a.log").write_bytes(good.read_bytes())
+    (logs / "sub" / "b.log.gz").write_bytes(gzip.compress(good.read_bytes()))
+    (logs / "empty.log").write_bytes(b"")
+    (logs / "binary.log").write_bytes(bytes(range(256)) * 40)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["export", str(logs), "-o", str(out)])
+    assert r.exit_code == 2
+    assert "2 of 4 inputs failed" in r.stderr and "binary.log is not a text log" in r.stderr
+    doc = json.loads((out / "manifest.json").read_text())
+    status = {Path(i["file"]).name: i["status"] for i in doc["inputs"]}
+    assert status == {"a.log": "ok", "binary.log": "failed", "empty.log": "failed",
+                      "b.log.gz": "ok"}
+    assert [i["file"] for i in doc["inputs"]] == [  # input order, the failed ones in place
+        str(logs / n) for n in ("a.log", "binary.log", "empty.log", "sub/b.log.gz")]
+    rows = logparse.analyze(str(good)).table("runs")
+    assert doc["tables"]["runs"]["rows"] == 2 * len(rows)

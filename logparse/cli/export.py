@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from logparse.cli.main import EXIT_INPUT, fail, resolve_inputs
+from logparse.cli.main import EXIT_INPUT, fail
 from logparse.cli.options import (
     examples,
+    expand_inputs,
     jobs_option,
     no_redact_option,
     paths_argument,
+    unreadable,
     window_options,
 )
 from logparse.fleet.target import DASK_HELP
@@ -24,22 +26,29 @@ if TYPE_CHECKING:
     from logparse.model.window import TimeWindow
 
 
-def _exported(files: list[str], options: ExportOptions, dask: str | None) -> Iterator[FileTables]:
+def _exported(files: list[str], options: ExportOptions, dask: str | None,
+              unreadable: dict[str, str] | None = None) -> Iterator[FileTables]:
     """Each file's tables: one by one here, or as they finish on Dask (`--dask`: the writer puts
-    them back in input order, so the dataset's bytes are the same)."""
+    them back in input order, so the dataset's bytes are the same). A file the up-front check
+    refused (`unreadable`: path -> its error) comes back failed, without being read."""
+    from itertools import chain
+
     from logparse.export.tables import FileTables, export_file
 
+    refused = unreadable or {}
+    failed = [FileTables(path=f, errors=[refused[f]]) for f in files if f in refused]
+    files = [f for f in files if f not in refused]
     if dask is None:
-        return (export_file(f, options) for f in files)
+        return chain(failed, (export_file(f, options) for f in files))
     from functools import partial
 
     from logparse.fleet import imap_files
 
     # One file, one worker process: a worker does not split a file over processes of its own.
     per_file = partial(export_file, options=replace(options, jobs=1))
-    return (tables for _, tables in imap_files(
+    return chain(failed, (tables for _, tables in imap_files(
         per_file, files, dask=dask,
-        on_failure=lambda failed: FileTables(path=failed.path, errors=[failed.message])))
+        on_failure=lambda failed: FileTables(path=failed.path, errors=[failed.message]))))
 
 
 def _table_kinds() -> list[str]:
@@ -120,7 +129,13 @@ def export(
         from logparse.fleet import check_dask
 
         check_dask(dask)  # a bad value or no dask extra: one line, exit 2, before any work
-    files = resolve_inputs(paths)
+    files = expand_inputs(paths)
+    # An empty, binary or unreadable file among others is listed as failed in the manifest and
+    # the rest is exported (one bad log must not stop a day's export); when none can be read,
+    # there is nothing to write: one line, exit 2, as every command says it.
+    refused = {f: error for f in files if (error := unreadable(f)) is not None}
+    if len(refused) == len(files):
+        fail(refused[files[0]])
     from logparse.export.tables import ExportOptions
     from logparse.export.write import write_dataset
     from logparse.render.neutral import one_line
@@ -129,7 +144,7 @@ def export(
     options = ExportOptions(
         kinds=tuple(dict.fromkeys(kinds)) or None, redact=not no_redact, window=window, jobs=jobs
     )
-    results = _exported(files, options, dask)
+    results = _exported(files, options, dask, refused)
     try:
         manifest = write_dataset(
             results, Path(output), fmt, kinds=options.kinds, inputs=files, redact=not no_redact

@@ -29,11 +29,13 @@ __all__ = [
     "effective_jobs",
     "examples",
     "expand_globs",
+    "expand_inputs",
     "jobs_default",
     "jobs_option",
     "no_redact_option",
     "paths_argument",
     "resolve_inputs",
+    "unreadable",
     "window_from",
     "window_options",
 ]
@@ -70,18 +72,37 @@ def expand_globs(paths: Sequence[str]) -> list[str]:
     return out
 
 
+def expand_inputs(paths: Sequence[str]) -> list[str]:
+    """Globs, then directories, without looking inside the files; one line and exit 2 when a
+    path names nothing (a pattern matching nothing, a missing path, a folder without logs)."""
+    from logparse.io.reader import InputError, expand_paths
+
+    try:
+        return expand_paths(expand_globs(paths))
+    except InputError as err:
+        return _fail(str(err))  # type: ignore[no-any-return]
+
+
+def unreadable(path: str) -> str | None:
+    """Why one expanded input cannot be read (empty, binary, permission, corrupt gzip, too
+    large: the reader's one line), or None."""
+    from logparse.io.reader import InputError, check_readable
+
+    try:
+        check_readable(path)
+    except InputError as err:
+        return str(err)
+    return None
+
+
 def resolve_inputs(paths: Sequence[str]) -> list[str]:
     """Globs, then directories; check every file; one clear line and exit 2 on the first bad
     input. The one owner of "which files does this command read" for every command."""
-    from logparse.io.reader import InputError, check_readable, expand_paths
-
-    try:
-        files = expand_paths(expand_globs(paths))
-        for f in files:
-            if f != "-":
-                check_readable(f)
-    except InputError as err:
-        _fail(str(err))
+    files = expand_inputs(paths)
+    for f in files:
+        error = unreadable(f)
+        if error is not None:
+            _fail(error)
     return files
 
 
