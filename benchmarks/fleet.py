@@ -7,13 +7,15 @@
 Generates (once, cached under benchmarks/out/fleet/) FILES logs of mixed sizes with
 `benchmarks/generate.py` (log-uniform line counts between --min-lines and --max-lines, 1 to 8
 ranks, every fifth file gzip-compressed), then runs each command in a fresh process per mode:
-`--jobs 1` (this process, no Dask), `--dask local:1`, `--dask local:2` (a LocalCluster started by
-the call: its start-up is in the wall time) and, with --dask, a running scheduler.
+`jobs1` (`--jobs 1`: this process, no Dask; `jobsN`: a pool of N processes), `local:1` and
+`local:2` (`--dask local:N`: a LocalCluster started by the call, its start-up in the wall time)
+and, with --dask, a running scheduler.
 
-Reported per run: wall seconds, CPU seconds of the whole process tree, files/s, lines/s, the peak RSS of the logdiag process and of each
-Dask worker. RSS is sampled every 50 ms over the process tree (psutil): a peak shorter than that
-can be missed. Every run's output (the check JSON, the exported files) is hashed and compared with
-the `--jobs 1` run: the table says whether the bytes are identical.
+Reported per run: wall seconds, CPU seconds of the whole process tree, files/s, lines/s, the
+peak RSS of the logdiag process and of each Dask worker. RSS is sampled every 50 ms over the
+process tree (psutil): a peak shorter than that can be missed. Every run's output (the check
+JSON, the exported files) is hashed and compared with the `jobs1` run: the table says whether
+the bytes are identical.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def measure(command: str, mode: str, logs: Path, work: Path) -> Run:
         cmd += ["--format", "json", "-o", str(out) + ".json", "--fail-on", "never"]
     else:
         cmd += ["-o", str(out), "--format", "parquet"]
-    cmd += ["--jobs", "1"] if mode == "jobs1" else ["--dask", mode]
+    cmd += ["--jobs", mode[4:]] if mode.startswith("jobs") else ["--dask", mode]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
