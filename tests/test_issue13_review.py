@@ -111,3 +111,24 @@ def test_export_of_a_folder_with_a_bad_file_exports_the_rest_and_lists_it(tmp_pa
         str(logs / n) for n in ("a.log", "binary.log", "empty.log", "sub/b.log.gz")]
     rows = logparse.analyze(str(good)).table("runs")
     assert doc["tables"]["runs"]["rows"] == 2 * len(rows)
+
+
+def test_the_readme_join_counts_each_copy_of_one_log_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: the README joined USING (run, launch); two copies of one log share `run` (it is the
+    # log's content), so each copy's runs row counted 234 decode lines instead of 117.
+    import duckdb
+
+    from tests.test_export import readme_query
+
+    _, query = readme_query()
+    logs = tmp_path / "logs"
+    for node in ("a", "b"):
+        (logs / node).mkdir(parents=True)
+        (logs / node / "node.log").write_bytes(
+            (FIXTURES / "logs" / "spec-serving-healthy.log").read_bytes())
+    r = CliRunner().invoke(main, ["export", str(logs), "-o", str(tmp_path / "fleet")])
+    assert r.exit_code == 0, r.output
+    monkeypatch.chdir(tmp_path)
+    rows = duckdb.sql(query).fetchall()
+    assert [(Path(row[0]).parent.name, row[4]) for row in rows] == [("a", 117), ("b", 117)]
