@@ -132,3 +132,27 @@ def test_the_readme_join_counts_each_copy_of_one_log_once(
     monkeypatch.chdir(tmp_path)
     rows = duckdb.sql(query).fetchall()
     assert [(Path(row[0]).parent.name, row[4]) for row in rows] == [("a", 117), ("b", 117)]
+
+
+STYLES = """\
+2026-03-07T15:31:00.123456789Z [2026-03-07 15:31:00 TP0] Load weight begin. avail mem=70.00 GB
+[2026-03-07 15:31:10.250 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.00 GB, mem usage=10.00 GB.
+INFO 03-07 15:31:20 [__init__.py:243] Automatically detected platform cuda.
+[rank0]:[E307 15:31:30.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, Timeout(ms)=600000) ran for 600061 milliseconds before timing out.
+[2026-03-07 15:31:40] INFO:     127.0.0.1:43092 - "GET /health HTTP/1.1" 200 OK
+[2026-03-07 15:31:50 TP0] Decode batch, #running-req: 1, #token: 100, token usage: 0.01, cuda graph: True, gen throughput (token/s): 50.00, #queue-req: 0
+"""
+
+
+@pytest.mark.parametrize(("args", "kept"), [
+    (("--since", "2026-03-07 15:31:25"), 3),  # was 2: torch's watchdog timeout (E307) was left out
+    (("--since", "25s"), 3),
+    (("--until", "15:31:25"), 3),  # was 4: vLLM's and torch's yearless lines were "before"
+    (("--since", "15:31:15", "--until", "15:31:35"), 2),  # the yearless lines alone (was 0)
+])
+def test_lines_that_print_no_year_take_the_year_of_a_dated_log(
+        tmp_path: Path, args: tuple[str, ...], kept: int) -> None:
+    path = tmp_path / "mixed.log"
+    path.write_text(STYLES)
+    lines = _json(str(path), *args)["lines"]
+    assert (lines["recognized"], lines["outside_window"]) == (kept, 6 - kept)

@@ -7,6 +7,11 @@ events; they are counted (`Coverage.outside_window`), so recognized + unparsed +
 is every line. The decision reads only the stage-1 output (kept lines in file order, hot columns
 in file order), which a byte-range split produces identically, so the result does not depend on
 `--jobs`.
+
+Before comparing, a line that prints no year (vLLM's `INFO 03-07 …`, torch's `[E307 …]`) in a log
+whose other lines do takes the year of the dated line before it, a time-only log that crosses
+midnight gets a day added after each midnight, and an untimestamped traceback body takes the time
+of the line that opened it (another rank's line interleaved in the body does not cut it).
 """
 
 from __future__ import annotations
@@ -146,6 +151,38 @@ def _time_only(stamps: npt.NDArray[np.float64]) -> bool:
     return bool(len(stamps)) and bool(stamps.min() >= start) and bool(stamps.max() < start + _DAY)
 
 
+def _dated(stamps: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Timestamps in file order, where a line that prints no year (`INFO 03-07 15:31:20` from
+    vLLM, torch's `[E307 15:31:30…]`: dated 1900 by the parser) in a log whose other lines print
+    one takes its year from the nearest dated line before it (after it, at the start), and a time
+    alone (1900-01-01) that line's date, so a window compares them with the rest (a watchdog
+    timeout printed by torch was outside every window of a dated log). Returned unchanged when
+    every line or none prints a year."""
+    import numpy as np
+
+    dated = stamps >= epoch(datetime(_NO_YEAR + 1, 1, 1))
+    if dated.all() or not dated.any():
+        return stamps
+    idx = np.maximum.accumulate(np.where(dated, np.arange(len(stamps)), -1))
+    idx[idx < 0] = int(np.argmax(dated))
+    out = stamps.copy()
+    for i in np.nonzero(~dated)[0]:
+        near = from_epoch(float(stamps[idx[i]]))
+        own = from_epoch(float(stamps[i]))
+        if near is None or own is None:
+            continue
+        if (own.month, own.day) == (1, 1):  # a time of day alone: the neighbour's date
+            moment = datetime.combine(near.date(), own.time())
+        else:
+            moment = own.replace(year=near.year)
+            if (moment - near).days > 182:  # 12-31 printed after a January line: the year before
+                moment = moment.replace(year=near.year - 1)
+            elif (near - moment).days > 182:  # 01-01 printed after a December line
+                moment = moment.replace(year=near.year + 1)
+        out[i] = epoch(moment)
+    return out
+
+
 def _rolled(stamps: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Timestamps of a time-only log in file order, with a day added after each midnight (and
     taken back when a late line of the day before follows), so that the window and the log's last
@@ -220,9 +257,9 @@ def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsC
         raise InputError(f"{name} has no timestamped line: --since/--until cannot apply")
     order = np.argsort(lines[timed], kind="stable")
     clock_lines, raw = lines[timed][order], stamps[timed][order]
-    clock_ts = _rolled(raw)
+    clock_ts = _rolled(_dated(raw))
     time_only = _time_only(raw)
-    if clock_ts is not raw:  # a time-only log crossed midnight: every row sees the rolled stamps
+    if clock_ts is not raw:  # years borrowed or midnights crossed: every row sees the new stamps
         stamps = stamps.copy()
         stamps[np.nonzero(timed)[0][order]] = clock_ts
         parts = np.split(stamps, np.cumsum([len(rest_ts), *(len(h[0]) for h in hot[:-1])]))
