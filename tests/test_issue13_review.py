@@ -156,3 +156,23 @@ def test_lines_that_print_no_year_take_the_year_of_a_dated_log(
     path.write_text(STYLES)
     lines = _json(str(path), *args)["lines"]
     assert (lines["recognized"], lines["outside_window"]) == (kept, 6 - kept)
+
+
+def test_a_relative_window_on_a_run_counts_back_from_the_runs_last_line(tmp_path: Path) -> None:
+    # Was: each node file was windowed against its own last timestamp, so a node that went quiet
+    # after start-up (08:48) kept all of its start-up lines in `--since 3m` of a run that served
+    # until 08:54.
+    import re
+
+    node0, node1 = [], []
+    for line in (FIXTURES / "logs" / "spec-serving-healthy.log").read_text().splitlines(True):
+        m = re.match(r"\[[^\]]* TP(\d+)\]", line)
+        (node1 if m and int(m.group(1)) >= 2 else node0).append(line)
+    paths = [tmp_path / "node0.log", tmp_path / "node1.log"]
+    for path, lines in zip(paths, (node0, node1), strict=True):
+        path.write_text("".join(lines))
+    alone = _json(str(paths[0]), "--since", "3m")["lines"]
+    merged = _json(*map(str, paths), "--run", "--since", "3m")
+    assert merged["lines"]["recognized"] == alone["recognized"]  # node1 printed nothing since
+    assert merged["lines"]["outside_window"] == alone["outside_window"] + len(node1)
+    assert merged["coverage"]["window"]["from"] == "2026-04-21 08:51:22"

@@ -227,7 +227,19 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
         from logparse.parsing.pipeline import parse_file
         from logparse.run.merge import merge_logs
 
-        # A relative window counts back from each file's own last timestamp.
+        if window is not None and window.needs_clock:
+            # The run is the clock: `--since 3m` is the run's last 3 minutes on every node, not
+            # each file's own (a node that went quiet after start-up kept its start-up).
+            from logparse.parsing.window import last_moment
+
+            moments = [m for f in files if (m := last_moment(parse_file(f, jobs=jobs))) is not None]
+            if moments:
+                from logparse.model.window import WindowError
+
+                try:
+                    window = window.anchored(max(moments))
+                except WindowError as err:
+                    fail(str(err))
         analyses = [analyze_log(merge_logs([parse_file(f, jobs=jobs, window=window) for f in files]))]
     else:
         analyses = [run(f, jobs=jobs, window=window) for f in files]

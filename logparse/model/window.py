@@ -121,6 +121,20 @@ class TimeWindow:
             )
         return lo, hi
 
+    @property
+    def needs_clock(self) -> bool:
+        """Whether a bound depends on the log's last timestamp (relative, or a time of day)."""
+        return any(b is not None and b.moment is None for b in (self.since, self.until))
+
+    def anchored(self, last: datetime) -> TimeWindow:
+        """The window with every bound resolved against `last` (a run's last timestamp), so that
+        each file of the run is cut at the same moments; the bounds keep their text."""
+        lo, hi = self.resolve(last)
+        return TimeWindow(
+            None if self.since is None or lo is None else Bound(text=self.since.text, moment=lo),
+            None if self.until is None or hi is None else Bound(text=self.until.text, moment=hi),
+        )
+
     def as_dict(self) -> dict[str, str | None]:
         return {
             "since": self.since.text if self.since is not None else None,

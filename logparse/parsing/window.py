@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from logparse.parsing.pipeline import Rest, TimeCache
+    from logparse.parsing.pipeline import ParsedLog, Rest, TimeCache
 
-__all__ = ["Windowed", "apply_window"]
+__all__ = ["Windowed", "apply_window", "last_moment"]
 
 
 @dataclass
@@ -299,3 +299,17 @@ def apply_window(window: TimeWindow, path: str, rest: list[Rest], decode: StatsC
         since=lo.strftime(fmt) if lo is not None else None,
         until=hi.strftime(fmt) if hi is not None else None,
     )
+
+
+def last_moment(log: ParsedLog) -> datetime | None:
+    """The latest timestamp of a parsed log (events and stats or access rows), or None."""
+    import numpy as np
+
+    stamps = [e.ts for e in log.events if e.ts is not None]
+    hot = [float(np.nanmax(_np_of(c.ts, "float64"))) for c in (log.decode, log.prefill, log.access)
+           if len(c.ts) and not np.isnan(_np_of(c.ts, "float64")).all()]
+    if hot:
+        moment = from_epoch(max(hot))
+        if moment is not None:
+            stamps.append(moment)
+    return max(stamps) if stamps else None
