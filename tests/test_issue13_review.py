@@ -176,3 +176,21 @@ def test_a_relative_window_on_a_run_counts_back_from_the_runs_last_line(tmp_path
     assert merged["lines"]["recognized"] == alone["recognized"]  # node1 printed nothing since
     assert merged["lines"]["outside_window"] == alone["outside_window"] + len(node1)
     assert merged["coverage"]["window"]["from"] == "2026-04-21 08:51:22"
+
+
+def test_a_windowed_export_says_in_its_manifest_what_the_window_left_out(tmp_path: Path) -> None:
+    # Was: the manifest of `export --since 3m` listed 1451 lines and the rows, with no word of
+    # the 548 lines the window left out or of the window itself.
+    log = FIXTURES / "logs" / "spec-serving-healthy.log"
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["export", str(log), "-o", str(out), "--since", "3m"])
+    assert r.exit_code == 0, r.output
+    entry = json.loads((out / "manifest.json").read_text())["inputs"][0]
+    coverage = _json(str(log), "--since", "3m")["lines"]
+    assert entry["lines"] == coverage["total"]
+    assert entry["outside_window"] == coverage["outside_window"] == 548
+    assert entry["window"] == {"since": "3m", "until": None, "from": "2026-04-21 08:51:22",
+                               "to": None}
+    plain = tmp_path / "plain"
+    assert CliRunner().invoke(main, ["export", str(log), "-o", str(plain)]).exit_code == 0
+    assert "window" not in json.loads((plain / "manifest.json").read_text())["inputs"][0]

@@ -49,6 +49,10 @@ class FileTables:
     errors: list[str] = field(default_factory=list)
     lines: int = 0
     redactions: dict[str, int] = field(default_factory=dict)
+    # With --since/--until: lines the window left out, and the window as given and as resolved
+    # (the manifest says so: rows a window left out are counted, never dropped silently).
+    outside_window: int = 0
+    window: dict[str, str | None] | None = None
 
     @property
     def ok(self) -> bool:
@@ -108,6 +112,9 @@ def _fill(out: FileTables, path: str, options: ExportOptions) -> None:
     log = parse_file(path, jobs=options.jobs, window=options.window)
     out.run = run_id(path)
     out.lines = log.coverage.total
+    if log.coverage.window is not None:
+        out.outside_window = log.coverage.outside_window
+        out.window = dict(log.coverage.window)
     cleaner = _Cleaner(options.redact)
     builder = TableBuilder(log, out.run, path, cleaner)
     for kind in kinds_present(log):

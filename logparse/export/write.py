@@ -368,6 +368,9 @@ def _input_entry(r: FileTables, s: Sanitizer) -> dict[str, Any]:
         "lines": r.lines,
         "status": "ok" if r.ok else "failed",
     }
+    if r.window is not None:
+        entry["outside_window"] = r.outside_window
+        entry["window"] = {k: None if v is None else s.text(v) for k, v in r.window.items()}
     if r.errors:
         entry["errors"] = [s.text(e) for e in r.errors]
     else:
