@@ -149,3 +149,21 @@ def test_json_keeps_the_whole_message() -> None:
     # The terminal shortens fixes; the JSON message of the mamba finding is the whole of it.
     d = json.loads(_run("analyze", "--format", "json", "fixtures/logs/nextn-2-mamba.log"))
     assert "SGLANG_ENABLE_SPEC_V2=1" in d["files"][0]["root_cause"]["message"]
+
+
+def test_a_killed_checkpoint_load_is_the_longest_phase_in_text_json_and_report() -> None:
+    # nextn-3-killed: the report drew weight-load as 128 s (its progress bars), while analyze
+    # printed `weight-load unfinished` and `slowest rank: TP7 (...; longest: dist-init)`.
+    from logparse.report.timing import timing_section
+
+    a = analyze(str(REPO / "fixtures/logs/nextn-3-killed.log"))
+    text = render([a], width=None)
+    assert "≥128s unfinished" in text and "longest: weight-load, unfinished after at least 128" in text, text
+    d = json.loads(_run("analyze", "--format", "json", "fixtures/logs/nextn-3-killed.log"))
+    phases = d["files"][0]["startup"]["ranks"]["TP7"]["phases"]
+    load = next(p for p in phases if p["phase"] == "weight-load")
+    assert load["complete"] is False and load["at_least_s"] == 128
+    rows = timing_section(a)["ranks"]
+    tp7 = next(r for r in rows if r["rank"] == "TP7")
+    report_load = next(p for p in tp7["phases"] if p["phase"] == "weight-load")
+    assert report_load["duration_s"] >= load["at_least_s"]

@@ -331,8 +331,12 @@ def _startup(doc: Doc, st: dict[str, Any], failed: bool) -> None:
             doc.add(f"unfinished when the log ends: {phase} on {rank_range(who)}", "  ", "    ")
     if st.get("slowest_rank"):
         s = st["slowest_rank"]
-        doc.add(f"slowest rank: {s['rank']} ({fmt(s['phases_s'])}{GLUE}s in logged phases; longest: {s['slowest_phase']})", "  ", "    ",
-                glue=True)
+        longest, which = s["slowest_phase"], "logged"
+        if s.get("slowest_phase_at_least_s") is not None:
+            longest += f", unfinished after at least {fmt(s['slowest_phase_at_least_s'])}{GLUE}s"
+            which = "finished"
+        doc.add(f"slowest rank: {s['rank']} ({fmt(s['phases_s'])}{GLUE}s in {which} phases; longest: {longest})",
+                "  ", "    ", glue=True)
 
 
 def _phase_table(workers: dict[str, list[dict[str, Any]]], width: int | None) -> list[str] | None:
@@ -368,6 +372,8 @@ def _phase_cell(p: dict[str, Any]) -> str:
     took = "?" if p["duration_s"] is None else f"{fmt(p['duration_s'])}s"
     if p["complete"]:
         return took
+    if p["duration_s"] is None and p.get("at_least_s") is not None:
+        return f"≥{fmt(p['at_least_s'])}s unfinished"  # a progress bar ran that long in it
     return "unfinished" if p["duration_s"] is None else f"{took} unfinished"
 
 

@@ -96,6 +96,9 @@ def phase_rows(seg: Launch, t0: datetime | None) -> dict[str, list[dict[str, Any
             if not p.complete:
                 # Still running when the log (or this launch) ends: up to the rank's last line.
                 end = _rel(_last_ts(seg, rank), t0)
+                if start is not None and p.at_least_s is not None:
+                    # a progress bar ran this long in it (the run model's fact, also in the text)
+                    end = max(end or start, start + p.at_least_s)
                 dur = None if start is None or end is None else max(0.0, end - start)
             elif start is not None and dur is not None:
                 end = start + dur
@@ -328,28 +331,6 @@ def _last(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"last_phase": last["phase"], "last_phase_complete": last["complete"]}
 
 
-def _extend_unfinished(
-    ranks: dict[str, list[dict[str, Any]]], progress: list[dict[str, Any]]
-) -> None:
-    """An unfinished phase ends at its rank's last dated line, but a progress bar printed in it
-    (tqdm's lines carry no timestamp, only their own elapsed time) shows it ran at least that
-    long: a checkpoint load killed after two minutes of undated bar lines is two minutes long,
-    not the second before its first bar."""
-    for bar in progress:
-        if bar["phase"] is None or bar["elapsed_s"] is None:
-            continue
-        for rows in ranks.values():
-            for row in rows:
-                if row["complete"] or row["phase"] != bar["phase"] or row["start_s"] is None:
-                    continue
-                if row["start_line"] > bar["first_line"]:
-                    continue
-                end = row["start_s"] + bar["elapsed_s"]  # the bar began after the phase did
-                if row["end_s"] is None or end > row["end_s"]:
-                    row["end_s"] = _r(end)
-                    row["duration_s"] = _r(end - row["start_s"])
-
-
 def _failing_phase(rows: list[dict[str, Any]], line: int) -> dict[str, Any] | None:
     """The phase row of one rank that a failure at `line` interrupted: the one open at that line
     (an unfinished phase first), else the last phase the rank had begun before it."""
@@ -421,7 +402,6 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
     t0 = lc.t0
     ranks = phase_rows(seg, t0)
     progress = progress_runs(log, ranks, (seg.start, seg.end))
-    _extend_unfinished(ranks, progress)
     # Readiness is the last attempt's (the file's outcome); its line and time when it is also the
     # attempt whose phases are shown.
     ready = run.last.ready_event if lc is run.last else None

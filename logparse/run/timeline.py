@@ -20,6 +20,7 @@ from logparse.model.events import (
     Event,
     KvCacheAllocated,
     MemoryPoolEnd,
+    ProgressBar,
     ServerReady,
     UvicornLifecycle,
     WeightLoadBegin,
@@ -55,6 +56,10 @@ class Phase:
     start_line: int
     end_line: int | None
     printed_s: float | None = None  # elapsed seconds as SGLang printed them
+    # An unfinished phase ran at least as long as a progress bar printed while it was open (tqdm
+    # lines carry no timestamp, only their own elapsed time): a checkpoint load killed after
+    # two minutes of bar lines is not "0 s" (the report's waterfall draws it from this too).
+    at_least_s: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -78,7 +83,7 @@ class Phase:
             "complete": self.complete,
             "start_line": self.start_line,
             "end_line": self.end_line,
-        }
+        } | ({"at_least_s": round(self.at_least_s, 2)} if self.at_least_s is not None and not self.complete else {})
 
 
 def _capture_phase(e: CaptureBegin | CaptureEnd) -> str:
@@ -122,7 +127,12 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
 
     for e in log.events:
         rank = e.rank or MAIN
-        if isinstance(e, DistInitBegin):
+        if isinstance(e, ProgressBar):
+            if e.elapsed_s is not None:
+                # the bar began after every phase open now began, so each ran at least this long
+                for phase in open_.values():
+                    phase.at_least_s = max(phase.at_least_s or 0.0, e.elapsed_s)
+        elif isinstance(e, DistInitBegin):
             begin("dist-init", rank, e)
         elif isinstance(e, DistInitEnd):
             end("dist-init", rank, e, e.elapsed_s)
