@@ -24,6 +24,7 @@ from logparse.cli.options import (
     window_options,
 )
 from logparse.cli.textopts import text_layout, text_options
+from logparse.fleet.target import DASK_HELP
 from logparse.gate.baseline import Baseline, BaselineError, load_baseline
 from logparse.gate.config import (
     FAIL_ON,
@@ -386,9 +387,7 @@ EPILOG = examples(
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with failing findings (input errors still exit 2).")
 @jobs_option("Processes: files are analyzed in parallel (one file alone is split by byte ranges); "
              "files below 8 MiB in total stay in one process.")
-@click.option("--dask", metavar="ADDRESS", default=None,
-              help="Analyze the files on Dask: a scheduler (tcp://host:8786) or local[:N] (a local "
-                   "cluster of N workers, default 2). Needs: pip install 'logdiag[dask]'.")
+@click.option("--dask", metavar="ADDRESS", default=None, help=DASK_HELP)
 @click.option("--config", "config_file", metavar="FILE",
               help="A pyproject.toml ([tool.logdiag]) or logdiag.toml instead of the discovered one.")
 @click.option("--baseline", "baseline_file", metavar="FILE",
