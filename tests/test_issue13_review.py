@@ -194,3 +194,25 @@ def test_a_windowed_export_says_in_its_manifest_what_the_window_left_out(tmp_pat
     plain = tmp_path / "plain"
     assert CliRunner().invoke(main, ["export", str(log), "-o", str(plain)]).exit_code == 0
     assert "window" not in json.loads((plain / "manifest.json").read_text())["inputs"][0]
+
+
+def test_a_gzipped_copy_of_a_log_has_the_logs_run_id(tmp_path: Path) -> None:
+    # Was: `run` hashed the file's bytes, so a rotated server.log.1.gz was another run than the
+    # server.log exported the day before (no dedup across exports).
+    import gzip
+
+    from logparse.run.tables import run_id
+
+    log = FIXTURES / "logs" / "spec-serving-healthy.log"
+    data = log.read_bytes()
+    one = tmp_path / "one.log.gz"
+    one.write_bytes(gzip.compress(data))
+    members = tmp_path / "two.log.gz"  # concatenated members, as `cat a.gz b.gz` writes
+    members.write_bytes(gzip.compress(data[:5000]) + gzip.compress(data[5000:]))
+    assert run_id(str(one)) == run_id(str(members)) == run_id(str(log))
+    other = tmp_path / "other.log.gz"
+    other.write_bytes(gzip.compress(data + b"\n"))
+    assert run_id(str(other)) != run_id(str(log))
+    broken = tmp_path / "broken.log.gz"  # still an id, the same each time
+    broken.write_bytes(gzip.compress(data)[:3000] + b"\x00garbage")
+    assert run_id(str(broken)) == run_id(str(broken)) != run_id(str(log))

@@ -72,8 +72,8 @@ IDENTITY: tuple[Column, ...] = (
     Column(
         "run",
         STRING,
-        "the log's identity: first 16 hex digits of the sha256 of its bytes "
-        "(of its name for a pipe; `stdin`)",
+        "the log's identity: first 16 hex digits of the sha256 of its bytes, decompressed for "
+        "a .gz (of its name for a pipe; `stdin`)",
     ),
     Column("file", STRING, "the log's path as given (directories expanded)"),
     Column("launch", INT32, "the launch attempt the line belongs to (1-based, the run model's)"),
@@ -201,8 +201,9 @@ def columns_schema(columns: Sequence[Column]) -> pa.Schema:
 
 
 def run_id(path: str) -> str:
-    """The log's identity: the first 16 hex digits of the sha256 of its bytes ('stdin' for '-').
-    The same log exported twice, from anywhere, has the same id."""
+    """The log's identity: the first 16 hex digits of the sha256 of its bytes ('stdin' for '-'),
+    of its decompressed bytes for a gzip file (a rotated `server.log.1.gz` is the log it was).
+    The same log exported twice, from anywhere, plain or gzip'd, has the same id."""
     if path == "-":
         return "stdin"
     by_name = hashlib.sha256(path.encode("utf-8", "surrogateescape"))
@@ -210,13 +211,44 @@ def run_id(path: str) -> str:
         # A FIFO or a device was read once already (a second open would wait forever): its name.
         if not stat.S_ISREG(os.stat(path).st_mode):
             return by_name.hexdigest()[:16]
-        h = hashlib.sha256()
         with open(path, "rb") as fh:
-            while chunk := fh.read(_HASH_CHUNK):
-                h.update(chunk)
+            h = _content_hash(fh)
     except OSError:  # not a file (a run merged from several): the identity of its name
         h = by_name
     return h.hexdigest()[:16]
+
+
+def _content_hash(fh: typing.BinaryIO) -> hashlib._Hash:
+    """sha256 of the file's text bytes: inflated when it is gzip (every member), else as is.
+    A gzip stream that does not inflate to its end is hashed as raw bytes (still one id per file)."""
+    import zlib
+
+    head = fh.read(_HASH_CHUNK)
+    if head[:2] == b"\x1f\x8b":
+        h = hashlib.sha256()
+        inflate = zlib.decompressobj(wbits=31)
+        chunk = head
+        try:
+            while chunk:
+                data = chunk
+                while data:
+                    h.update(inflate.decompress(data, _HASH_CHUNK))
+                    data = inflate.unconsumed_tail
+                    if inflate.eof:  # a next member (concatenated gzip) starts here
+                        data = inflate.unused_data + data
+                        inflate = zlib.decompressobj(wbits=31)
+                        if not data:
+                            break
+                chunk = fh.read(_HASH_CHUNK)
+            h.update(inflate.flush())
+            return h
+        except zlib.error:
+            fh.seek(0)
+            head = fh.read(_HASH_CHUNK)
+    raw = hashlib.sha256(head)
+    while chunk := fh.read(_HASH_CHUNK):
+        raw.update(chunk)
+    return raw
 
 
 def kinds_present(log: ParsedLog) -> list[str]:
