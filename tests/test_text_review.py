@@ -167,3 +167,30 @@ def test_a_killed_checkpoint_load_is_the_longest_phase_in_text_json_and_report()
     tp7 = next(r for r in rows if r["rank"] == "TP7")
     report_load = next(p for p in tp7["phases"] if p["phase"] == "weight-load")
     assert report_load["duration_s"] >= load["at_least_s"]
+
+
+def test_report_evidence_breaks_at_spaces_not_inside_words() -> None:
+    # The HTML report's evidence boxes broke `To sile|nce` and `--max-running-re|quests`
+    # (`word-break: break-all`); `overflow-wrap: anywhere` breaks inside only a token too wide.
+    css = (REPO / "reports" / "report.css").read_text(encoding="utf-8")
+    pre = re.search(r"(?m)^pre \{([^}]*)\}", css)
+    assert pre is not None
+    assert "break-all" not in pre.group(1) and "overflow-wrap: anywhere" in pre.group(1)
+
+
+def test_report_fix_is_a_list_of_actions_with_the_asides_kept(tmp_path: Path) -> None:
+    # The HTML report printed the NCCL fix as one 5-line bold paragraph.
+    out = tmp_path / "r.html"
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        r = CliRunner().invoke(main, ["report", "fixtures/logs/nextn-3-killed.log", "-o", str(out)])
+    finally:
+        os.chdir(cwd)
+    assert r.exit_code == 0, r.output
+    html = out.read_text(encoding="utf-8")
+    after = html[html.index("custom-allreduce-unavailable"):]
+    fix = re.search(r'<div class="fix">Fix: (.*?)</div>', after, re.DOTALL)
+    assert fix is not None and fix.group(1).startswith("<ul><li>")
+    assert "<li><code>NCCL_P2P_LEVEL=SYS</code>" in fix.group(1)
+    assert "PHB/SYS paths" in fix.group(1)  # the report has room for the asides

@@ -109,10 +109,11 @@ def _heading_list(part: str) -> Bullet:
     return Bullet(part)
 
 
-def remedy_bullets(remedy: str) -> tuple[list[Bullet], bool]:
-    """(bullets, shortened): the remedy's actions, and whether detail was left out."""
+def remedy_bullets(remedy: str, shorten: bool = True) -> tuple[list[Bullet], bool]:
+    """(bullets, shortened): the remedy's actions, and whether detail was left out (never with
+    `shorten=False`: the report has the room for the asides)."""
     shortened = False
-    if len(remedy) > LONG_REMEDY:
+    if shorten and len(remedy) > LONG_REMEDY:
         remedy, shortened = shorten_asides(remedy)
     bullets: list[Bullet] = []
     for part in split_top(remedy, "; "):

@@ -39,6 +39,23 @@ def _ticks(text: Any) -> Any:
     return Markup(_TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", escaped))
 
 
+def _fix(text: Any) -> Any:
+    """A remedy as the terminal lays it out (`render/bullets.py`), asides kept: one action stays
+    a sentence, alternatives become a list (a 620-character fix was one bold paragraph)."""
+    from markupsafe import Markup
+
+    from logparse.render.bullets import remedy_bullets
+
+    bullets, _ = remedy_bullets("" if text is None else str(text), shorten=False)
+    if len(bullets) == 1 and not bullets[0].items:
+        return _ticks(bullets[0].text)
+    out = ["<ul>"]
+    for b in bullets:
+        items = "".join(f"<li>{_ticks(i)}</li>" for i in b.items)
+        out.append(f"<li>{_ticks(b.text)}" + (f"<ul>{items}</ul>" if items else "") + "</li>")
+    return Markup("".join(out) + "</ul>")
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader
@@ -54,6 +71,7 @@ def environment() -> Environment:
     )
     env.filters.update(FILTERS)
     env.filters["ticks"] = _ticks
+    env.filters["fix"] = _fix
     return env
 
 
