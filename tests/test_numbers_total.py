@@ -76,6 +76,14 @@ CASES: list[tuple[str, str, bool]] = [
     ("fused-shape-then-int-limit", "\n".join([*_good_decodes(80), DECODE.format(HUGE_INT), *_good_decodes(5)]), True),
     ("fused-shape-then-nan-usage",
      "\n".join([*_good_decodes(80), DECODE.replace("token usage: 0.01", "token usage: nan").format(3)]), True),
+    # Found by the 19,668-case campaign: a 320-digit value in server_args reached float() in the
+    # memory budget (OverflowError); a 1e999 one was inf.
+    ("server-args-huge-int",
+     "[2026-03-11 14:05:12] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', "
+     f"mem_fraction_static={'9' * 320}, tp_size=8, cuda_graph_max_bs=160)", True),
+    ("server-args-float-overflow",
+     "[2026-03-11 14:05:12] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', "
+     "mem_fraction_static=1e999, tp_size=8)", True),
 ]
 
 
@@ -210,3 +218,13 @@ def test_stats_key_name_cache_is_bounded() -> None:
     for i in range(runtime._EXTRA_NAMES_MAX + 500):
         assert runtime._extra_name(f"made up key {i}") == f"made_up_key_{i}"
     assert len(runtime._EXTRA_NAMES) <= runtime._EXTRA_NAMES_MAX
+
+
+def test_bound_literal_bounds_every_number_it_walks() -> None:
+    import math
+
+    from logparse.model.numbers import bound_literal
+
+    out = bound_literal({"a": 10**40, "b": [1, 2.5, float("inf")], "c": (True, "x", None), "d": 7})
+    assert math.isnan(out["a"]) and out["b"][:2] == [1, 2.5] and math.isnan(out["b"][2])
+    assert out["c"] == (True, "x", None) and out["d"] == 7

@@ -125,3 +125,35 @@ def present(**fields: Any) -> dict[str, Any]:
     """The keyword fields that are not None: a damaged field is left out, so the event's default
     applies (never a None where a number is expected)."""
     return {k: v for k, v in fields.items() if v is not None}
+
+
+_INT_BOUND = 10**MAX_INT_CHARS
+
+
+def bound_literal(value: Any, depth: int = 0) -> Any:
+    """A Python literal read from a log (`ServerArgs(...)`'s values through `ast.literal_eval`)
+    with every number bounded: an int of more than MAX_INT_CHARS digits (float() of it overflows)
+    and a non-finite float (`1e999`) become NaN, counted as damage; containers are walked (to a
+    bounded depth: deeper ones are returned as they are, they hold no field a rule reads)."""
+    global _damaged
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if -_INT_BOUND < value < _INT_BOUND:
+            return value
+        _damaged += 1
+        return NAN
+    if isinstance(value, float):
+        if value - value == 0.0:
+            return value
+        _damaged += 1
+        return NAN
+    if depth >= 8:
+        return value
+    if isinstance(value, list):
+        return [bound_literal(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(bound_literal(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return {k: bound_literal(v, depth + 1) for k, v in value.items()}
+    return value

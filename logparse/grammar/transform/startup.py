@@ -86,7 +86,7 @@ from logparse.model.events import (
     WeightsReady,
 )
 from logparse.model.lazyre import lazy_compile
-from logparse.model.numbers import present, to_float_or_none, to_int
+from logparse.model.numbers import bound_literal, present, to_float_or_none, to_int
 
 Children = list[Any]
 Result = tuple[type, dict[str, Any]]
@@ -207,7 +207,15 @@ _KW_NAME = lazy_compile(r"\s*([A-Za-z_]\w*)=")
 
 
 def _parse_server_args(body: str) -> dict[str, Any]:
-    """`ServerArgs(a=1, …)` or `{'a': 1, …}` → args dict (typed values), style, complete."""
+    """`ServerArgs(a=1, …)` or `{'a': 1, …}` → args dict (typed values), style, complete; every
+    number bounded (a 320-digit `mem_fraction_static` is NaN, counted as damage, not an int that
+    overflows the first float() a rule makes of it)."""
+    parsed = _parse_server_args_raw(body)
+    parsed["args"] = bound_literal(parsed["args"])
+    return parsed
+
+
+def _parse_server_args_raw(body: str) -> dict[str, Any]:
     if body.startswith("ServerArgs("):
         try:
             tree = ast.parse(body, mode="eval").body
