@@ -77,13 +77,14 @@ CASES: list[tuple[str, str, bool]] = [
     ("fused-shape-then-nan-usage",
      "\n".join([*_good_decodes(80), DECODE.replace("token usage: 0.01", "token usage: nan").format(3)]), True),
     # Found by the 19,668-case campaign: a 320-digit value in server_args reached float() in the
-    # memory budget (OverflowError); a 1e999 one was inf.
+    # memory budget (OverflowError); a 1e999 one is inf, which SGLang prints itself, and must not
+    # crash anything either.
     ("server-args-huge-int",
      "[2026-03-11 14:05:12] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', "
      f"mem_fraction_static={'9' * 320}, tp_size=8, cuda_graph_max_bs=160)", True),
     ("server-args-float-overflow",
      "[2026-03-11 14:05:12] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', "
-     "mem_fraction_static=1e999, tp_size=8)", True),
+     "mem_fraction_static=1e999, tp_size=8)", False),
 ]
 
 
@@ -226,5 +227,5 @@ def test_bound_literal_bounds_every_number_it_walks() -> None:
     from logparse.model.numbers import bound_literal
 
     out = bound_literal({"a": 10**40, "b": [1, 2.5, float("inf")], "c": (True, "x", None), "d": 7})
-    assert math.isnan(out["a"]) and out["b"][:2] == [1, 2.5] and math.isnan(out["b"][2])
+    assert math.isnan(out["a"]) and out["b"] == [1, 2.5, float("inf")]
     assert out["c"] == (True, "x", None) and out["d"] == 7

@@ -132,8 +132,8 @@ _INT_BOUND = 10**MAX_INT_CHARS
 
 def bound_literal(value: Any, depth: int = 0) -> Any:
     """A Python literal read from a log (`ServerArgs(...)`'s values through `ast.literal_eval`)
-    with every number bounded: an int of more than MAX_INT_CHARS digits (float() of it overflows)
-    and a non-finite float (`1e999`) become NaN, counted as damage; containers are walked (to a
+    with every int bounded: one of more than MAX_INT_CHARS digits (float() of it overflows)
+    becomes NaN, counted as damage (floats are floats already, inf included); containers are walked (to a
     bounded depth: deeper ones are returned as they are, they hold no field a rule reads)."""
     global _damaged
     if isinstance(value, bool) or value is None or isinstance(value, str):
@@ -144,10 +144,7 @@ def bound_literal(value: Any, depth: int = 0) -> Any:
         _damaged += 1
         return NAN
     if isinstance(value, float):
-        if value - value == 0.0:
-            return value
-        _damaged += 1
-        return NAN
+        return value  # inf is a value SGLang prints itself (`max_total_tokens=inf`); float ops take it
     if depth >= 8:
         return value
     if isinstance(value, list):
