@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import hashlib
 import io
 import json
 import os
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.export.schema import NESTED, SCHEMA_VERSION, arrow_schema, table_columns, table_kinds
 from logparse.export.tables import FileTables
 from logparse.render.neutral import csv_cell
-from logparse.render.outfiles import OutputError, overwritten_input
+from logparse.render.outfiles import OutputError, file_digest, overwritten_input
 from logparse.render.sanitize import Sanitizer
 from logparse.run.tables import valid_text
 
@@ -231,23 +230,6 @@ def _json_value(text: str) -> Any:
         return text
 
 
-def _digest(path: Path) -> str | None:
-    """sha256 of a regular file (not through a symlink), None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        h = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-        return h.hexdigest()
-    finally:
-        os.close(fd)
-
-
 def _previous(folder: Path) -> dict[str, str]:
     """{file name: sha256} an earlier export recorded; OutputError when manifest.json is not
     ours."""
@@ -299,7 +281,7 @@ def _prepare(folder: Path, fmt: str, inputs: Sequence[str]) -> dict[str, str]:
             continue
         if overwritten_input(str(target), inputs):
             raise OutputError(f"refusing to overwrite the input {target}")
-        if target.is_symlink() or _digest(target) != previous.get(target.name):
+        if target.is_symlink() or file_digest(target) != previous.get(target.name):
             raise OutputError(
                 f"refusing to overwrite {target}: logdiag did not write it (or it was changed "
                 "since); remove it or choose another -o"
@@ -349,11 +331,11 @@ def write_dataset(
         raise
     for kind, sink in sorted(sinks.items()):
         os.replace(sink.tmp, out / sink.name)
-        manifest.files[sink.name] = _digest(out / sink.name) or ""
+        manifest.files[sink.name] = file_digest(out / sink.name) or ""
         manifest.tables[kind] = {"file": sink.name, "rows": sink.rows}
     for name, digest in previous.items():  # stale tables of an earlier export, still unchanged
         target = out / name
-        if name not in manifest.files and name != MANIFEST and _digest(target) == digest:
+        if name not in manifest.files and name != MANIFEST and file_digest(target) == digest:
             os.unlink(target)
     for name, count in s.counts.items():
         manifest.redactions[name] = manifest.redactions.get(name, 0) + count

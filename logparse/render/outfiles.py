@@ -65,7 +65,7 @@ def _read_manifest(folder: Path) -> dict[str, str]:
     return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str) and "/" not in k}
 
 
-def _file_digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
     """The sha256 of a regular file (not following a symlink), None for anything else."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -121,7 +121,7 @@ def write_plots(folder: Path, files: Mapping[str, str], inputs: Iterable[str] = 
             raise OutputError(f"refusing to replace the symbolic link {target}")
         if overwritten_input(str(target), inputs):
             raise OutputError(f"refusing to overwrite the input {target}")
-        digest = _file_digest(target)
+        digest = file_digest(target)
         if digest is None or manifest.get(name) != digest:
             raise OutputError(
                 f"refusing to overwrite {target}: logdiag did not write it (or it was changed since); "
