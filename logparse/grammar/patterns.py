@@ -7,6 +7,7 @@ must start with)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -41,8 +42,11 @@ _ASCII = tuple(chr(c) for c in range(128))
 _META = frozenset(".^$*+?{}[]\\|()")
 
 
-def _top_level_alternation(regexp: str) -> bool:
-    depth, i, in_class = 0, 0, False
+def _structure(regexp: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, depth) of the characters of `regexp` from `start` that are structure:
+    not escaped and not inside a character class (a `]` right after `[` is a member). The depth
+    is the parenthesis nesting before the character. One walker for the two questions below."""
+    depth, i, in_class = 0, start, False
     while i < len(regexp):
         ch = regexp[i]
         if ch == "\\":
@@ -53,15 +57,18 @@ def _top_level_alternation(regexp: str) -> bool:
         elif ch == "[":
             in_class = True
             if regexp[i + 1 : i + 2] == "]":
-                i += 1  # a ']' right after '[' is a member
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            return True
+                i += 1
+        else:
+            yield i, ch, depth
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
         i += 1
-    return False
+
+
+def _top_level_alternation(regexp: str) -> bool:
+    return any(ch == "|" and depth == 0 for _, ch, depth in _structure(regexp))
 
 
 def _literal_prefix(regexp: str) -> str:
@@ -98,21 +105,7 @@ def _literal_prefix(regexp: str) -> str:
 
 def _closing(regexp: str, start: int) -> int:
     """The index of the parenthesis that closes the one at `start` (-1 when unbalanced)."""
-    depth, i, in_class = 0, start, False
-    while i < len(regexp):
-        ch = regexp[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
+    for i, ch, depth in _structure(regexp, start):
+        if ch == ")" and depth == 1:
+            return i
     return -1
