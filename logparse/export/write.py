@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.export.schema import NESTED, SCHEMA_VERSION, arrow_schema, table_columns, table_kinds
 from logparse.export.tables import FileTables
 from logparse.render.neutral import csv_cell
-from logparse.render.outfiles import OutputError, file_digest, overwritten_input
+from logparse.render.outfiles import OutputError, file_digest, make_output_folder, overwritten_input
 from logparse.render.sanitize import Sanitizer
 from logparse.run.tables import valid_text
 
@@ -261,19 +261,11 @@ def _previous(folder: Path) -> dict[str, str]:
 def _prepare(folder: Path, fmt: str, inputs: Sequence[str]) -> dict[str, str]:
     """Check, before writing anything, that every file this export may write is logdiag's to
     replace."""
-    if folder.is_symlink():
-        raise OutputError(
-            f"{folder} is a symbolic link: logdiag writes a dataset only into a real folder"
-        )
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(f"{folder} exists and is not a folder")
+    # A folder that is an input already exists: creating it first writes nothing into it.
+    make_output_folder(folder, "a dataset")
     for path in inputs:
         if path != "-" and Path(path).resolve() == folder.resolve():
             raise OutputError(f"refusing to write into {folder}: it is an input")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise OutputError(f"cannot create {folder}: {err.strerror or err}") from err
     previous = _previous(folder)
     for kind in table_kinds():
         target = folder / (kind + EXTENSIONS[fmt])

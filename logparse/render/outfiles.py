@@ -99,18 +99,24 @@ def _write_new(path: Path, data: bytes) -> None:
         raise
 
 
-def write_plots(folder: Path, files: Mapping[str, str], inputs: Iterable[str] = ()) -> None:
-    """Write `files` ({file name: text}) into `folder`, recording them in its manifest. Raises
-    OutputError before writing anything when a target is not logdiag's to replace."""
-    inputs = list(inputs)
+def make_output_folder(folder: Path, what: str) -> None:
+    """Create `folder` for logdiag's output files (`what`: plots, a dataset), refusing a symlink
+    or a non-folder in its place (OutputError, nothing written)."""
     if folder.is_symlink():
-        raise OutputError(f"{folder} is a symbolic link: logdiag writes plots only into a real folder")
+        raise OutputError(f"{folder} is a symbolic link: logdiag writes {what} only into a real folder")
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{folder} exists and is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise OutputError(f"cannot create {folder}: {err.strerror or err}") from err
+
+
+def write_plots(folder: Path, files: Mapping[str, str], inputs: Iterable[str] = ()) -> None:
+    """Write `files` ({file name: text}) into `folder`, recording them in its manifest. Raises
+    OutputError before writing anything when a target is not logdiag's to replace."""
+    inputs = list(inputs)
+    make_output_folder(folder, "plots")
     manifest = _read_manifest(folder)
     encoded = {name: text.encode("utf-8") for name, text in files.items()}
     for name in encoded:
