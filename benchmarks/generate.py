@@ -1,6 +1,10 @@
 """Deterministic generator of realistic multi-rank SGLang server logs (0.5.10 line formats).
 
-    python -m benchmarks.generate OUT.log --lines 1000000 [--seed 7] [--ranks 8] [--gzip]
+    python -m benchmarks.generate OUT.log --lines 1000000 [--profile P] [--seed 7] [--ranks 8] [--gzip]
+
+This module holds the default profile (`Generator`); the other line mixes (serving-heavy,
+startup-heavy, failure-heavy, wrapper-prefixed, long-running, unrecognized, corpus) are in
+`benchmarks/profiles.py` and turn the knobs and hooks of `Generator`.
 
 The log is what ``python -m sglang.launch_server`` (0.5.10, TP=``--ranks``, EAGLE3 speculative
 decoding, FP8 MoE model) writes to a combined stdout+stderr file: launch command, the
@@ -63,12 +67,17 @@ PROMETHEUS = "10.0.5.12"
 
 
 class Log:
-    """Buffered line sink that counts physical lines."""
+    """Buffered line sink that counts physical lines.
 
-    def __init__(self, fh: TextIO) -> None:
+    `wrap`, when given, rewrites each flushed block of lines (the wrapper-prefixed profile puts
+    docker-compose / k8s / Ray prefixes in front of every line there); it must keep the count.
+    """
+
+    def __init__(self, fh: TextIO, wrap: Callable[[list[str], int], list[str]] | None = None) -> None:
         self.fh = fh
         self.buf: list[str] = []
         self.flushed = 0
+        self.wrap = wrap
 
     @property
     def n(self) -> int:
@@ -76,6 +85,8 @@ class Log:
 
     def flush(self) -> None:
         if self.buf:
+            if self.wrap is not None:
+                self.buf = self.wrap(self.buf, self.flushed)
             self.fh.write("\n".join(self.buf))
             self.fh.write("\n")
             self.flushed += len(self.buf)
@@ -195,6 +206,22 @@ def server_args_repr(ranks: int, seed_value: int) -> str:
 
 
 class Generator:
+    """The default profile. The class attributes below are the knobs the other profiles
+    (`benchmarks/profiles.py`) turn; at these values the output is the original default log,
+    byte for byte (no knob draws from the random stream unless it is switched on)."""
+
+    # seconds between the /health and /metrics polls
+    health_every = 10.0
+    metrics_every = 15.0
+    # request arrival rate multiplier, and median log of the output length
+    rate_scale = 1.0
+    out_mu = 6.8
+    # probability per scheduler iteration of one unrecognised chatter line
+    chatter_p = 0.011
+    # a scheduler traceback every tb_every ± tb_jitter lines
+    tb_every = 50000
+    tb_jitter = 5000
+
     def __init__(self, lines: int, seed: int, ranks: int) -> None:
         self.target = lines
         self.seed = seed
@@ -202,8 +229,26 @@ class Generator:
         self.rng = random.Random(seed)
         self.ts = TS()
         self.t = 0.0  # seconds since START
+        self.t0 = 0.0  # when this launch began (startup-heavy relaunches the server)
         self.kv_cap = 731264  # max_total_num_tokens (per KV pool)
         self.log: Log | None = None
+
+    # -- hooks for the profiles (no-ops here) -------------------------------------------------
+    def make_log(self, fh: TextIO) -> Log:
+        return Log(fh)
+
+    def extra(self, t: float, out: list[str]) -> None:
+        """Called once per scheduler iteration of the serving phase: profiles add lines."""
+
+    def on_admit(self, t: float, req: list) -> str:
+        """A request starts running; returns its request id ("" = none is logged)."""
+        return ""
+
+    def on_finish(self, t: float, rid: str) -> None:
+        """A request with a logged id finished (only called when `on_admit` gave one)."""
+
+    def server_args_text(self) -> str:
+        return server_args_repr(self.ranks, self.rng.randrange(1 << 30))
 
     # -- helpers -------------------------------------------------------------------------------
     def sfx(self, r: int) -> str:
@@ -236,7 +281,7 @@ class Generator:
 
     # -- phases ---------------------------------------------------------------------------------
     def run(self, fh: TextIO) -> int:
-        self.log = Log(fh)
+        self.log = self.make_log(fh)
         self.preamble()
         self.startup()
         stats = self.serving()
@@ -268,8 +313,8 @@ class Generator:
             "algorithm. You can set env SGLANG_ENABLE_SPEC_V2=True to enable the experimental "
             "overlap scheduler. "
         )
-        self.t = 4.0
-        out.append(self.P(self.t, None, server_args_repr(self.ranks, self.rng.randrange(1 << 30))))
+        self.t = self.t0 + 4.0
+        out.append(self.P(self.t, None, self.server_args_text()))
 
     def startup(self) -> None:
         rng, R, out = self.rng, self.ranks, self.log.buf  # type: ignore[union-attr]
@@ -498,8 +543,8 @@ class Generator:
 
         t = self.t
         t_begin = t
-        # running requests: heap of (finish_G, kv0, G0)
-        heap: list[tuple[float, int, float]] = []
+        # running requests: heap of (finish_G, kv0, G0, request id or "")
+        heap: list[tuple[float, int, float, str]] = []
         n_run = 0
         sum_kv0 = 0
         sum_g0 = 0.0
@@ -515,7 +560,11 @@ class Generator:
         next_metrics = t + 15 * rnd()
         burst_win = -1
         burst = 1.0
-        next_tb = 50000 + rng.randrange(-5000, 5000)
+        next_tb = self.tb_every + rng.randrange(-self.tb_jitter, self.tb_jitter)
+        extra = self.extra if type(self).extra is not Generator.extra else None
+        on_admit = self.on_admit if type(self).on_admit is not Generator.on_admit else None
+        health_every, metrics_every = self.health_every, self.metrics_every
+        rate_scale, out_mu, chatter_p = self.rate_scale, self.out_mu, self.chatter_p
         tb_pending: deque[str] = deque()
         # totals for bench_serving
         n_done = 0
@@ -552,10 +601,10 @@ class Generator:
                 if next_health <= next_metrics:
                     status = "503 Service Unavailable" if rnd() < 0.004 else "200 OK"
                     access(next_health, PROBE, "GET", "/health", status)
-                    next_health += 10.0 + rnd() * 0.05
+                    next_health += health_every + rnd() * 0.05
                 else:
                     access(next_metrics, PROMETHEUS, "GET", "/metrics", "200 OK")
-                    next_metrics += 15.0 + rnd() * 0.05
+                    next_metrics += metrics_every + rnd() * 0.05
 
         def kv_now() -> int:
             return int(sum_kv0 + n_run * G - sum_g0)
@@ -583,12 +632,12 @@ class Generator:
                         cached = min(prompt - 1, 1024 + int(rnd() * 1024))
                     else:
                         cached = 0
-                    out_len = min(max(int(lognorm(6.8, 0.9)), 8), 32768)  # median ~900
+                    out_len = min(max(int(lognorm(out_mu, 0.9)), 8), 32768)  # median ~900
                     pu = rnd()
                     path = ("/v1/chat/completions" if pu < 0.85
                             else "/v1/completions" if pu < 0.95 else "/generate")
                     queue.append([prompt, cached, prompt - cached, out_len, 0, path])
-                next_arrival = ta + exp(max(rate(ta), 0.02))
+                next_arrival = ta + exp(max(rate(ta) * rate_scale, 0.02))
             polls(t_end)
             t = t_end
 
@@ -620,7 +669,9 @@ class Generator:
                 )
                 # finished requests
                 while heap and heap[0][0] <= G:
-                    fg, kv0, g0 = heapq.heappop(heap)
+                    fg, kv0, g0, rid = heapq.heappop(heap)
+                    if rid:
+                        self.on_finish(t, rid)
                     n_run -= 1
                     sum_kv0 -= kv0
                     sum_g0 -= g0
@@ -633,7 +684,7 @@ class Generator:
                     k = 0
                     freed = 0
                     while n_run > 1 and (k == 0 or kv - freed > 0.9 * cap):
-                        fg, kv0, g0 = heap.pop()  # a leaf: heap order is kept
+                        fg, kv0, g0, _rid = heap.pop()  # a leaf: heap order is kept
                         k += 1
                         used = int(kv0 + G - g0)
                         freed += used
@@ -695,7 +746,8 @@ class Generator:
                     f"input throughput (token/s): {ipt:.2f}"
                 )
                 for req in done:
-                    heapq.heappush(heap, (G + req[3], req[0], G))
+                    rid = on_admit(t, req) if on_admit is not None else ""
+                    heapq.heappush(heap, (G + req[3], req[0], G, rid))
                     n_run += 1
                     sum_kv0 += req[0]
                     sum_g0 += G
@@ -705,7 +757,9 @@ class Generator:
                 peak_run = max(peak_run, n_run)
 
             # ---- rare lines -------------------------------------------------------------------
-            if rnd() < 0.011:
+            if extra is not None:
+                extra(t, out)
+            if rnd() < chatter_p:
                 out.append(self.chatter(t))
             if tb_pending:
                 for _ in range(2 + int(rnd() * 6)):
@@ -713,7 +767,7 @@ class Generator:
                     if not tb_pending:
                         break
             elif log.flushed + len(out) >= next_tb:
-                next_tb += 50000 + rng.randrange(-5000, 5000)
+                next_tb += self.tb_every + rng.randrange(-self.tb_jitter, self.tb_jitter)
                 tb_pending.extend(self.traceback(t))
             if len(out) >= 50000:
                 log.flush()
@@ -895,32 +949,44 @@ class Generator:
             ))
 
 
-def generate(path: str, lines: int = 1_000_000, seed: int = 7, ranks: int = 8,
-             use_gzip: bool = False) -> int:
-    """Write the log to `path`; return the number of lines written."""
-    g = Generator(lines, seed, ranks)
+def generate(path: str, lines: int = 1_000_000, seed: int = 7, ranks: int | None = None,
+             use_gzip: bool = False, profile: str = "default") -> int:
+    """Write the log of `profile` to `path`; return the number of lines written.
+
+    `ranks=None` takes the profile's own tensor-parallel size (8, or 64 for startup-heavy).
+    """
+    from benchmarks.profiles import PROFILES  # the profiles subclass Generator: import late
+
+    prof = PROFILES[profile]
+    r = prof.ranks if ranks is None else ranks
     if use_gzip:
         with (open(path, "wb") as raw,
               gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
               io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as fh):
-            return g.run(fh)
+            return prof.write(fh, lines, seed, r)
     with open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
-        return g.run(fh)
+        return prof.write(fh, lines, seed, r)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks.profiles import PROFILES
+
     ap = argparse.ArgumentParser(prog="python -m benchmarks.generate", description=__doc__.split("\n")[0])
     ap.add_argument("out", help="output file (use --gzip for a .gz file)")
     ap.add_argument("--lines", type=int, default=1_000_000, help="minimum number of lines")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--ranks", type=int, default=8, help="tensor-parallel size (TP0..TPn-1)")
+    ap.add_argument("--ranks", type=int, default=None,
+                    help="tensor-parallel size (TP0..TPn-1); default: the profile's (8; 64 for startup-heavy)")
+    ap.add_argument("--profile", default="default", choices=sorted(PROFILES),
+                    help="line mix; see benchmarks/README.md ('default' is the original log)")
     ap.add_argument("--gzip", action="store_true", help="write gzip-compressed output")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    n = generate(a.out, a.lines, a.seed, a.ranks, a.gzip)
+    n = generate(a.out, a.lines, a.seed, a.ranks, a.gzip, a.profile)
     if not a.quiet:
-        print(f"wrote {n} lines to {a.out} in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        print(f"wrote {n} lines ({a.profile}) to {a.out} in {time.perf_counter() - t0:.2f} s",
+              file=sys.stderr)
     return 0
 
 
