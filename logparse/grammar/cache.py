@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
-FASTPATH_FORMAT = 4  # 4: JSON instead of a pickle
+FASTPATH_FORMAT = 5  # 4: JSON instead of a pickle; 5: open_firsts
 # The modules whose code shapes the cached data: a change to any of them is a new key.
 _KEYED_MODULES = ("build.py", "fastpath.py", "patterns.py", "cache.py")
 

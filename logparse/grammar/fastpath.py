@@ -153,6 +153,10 @@ class FastPathData:
     alternatives: dict[str, list[tuple[str, tuple[tuple[str, str], ...], str]]]
     # every terminal's regexp (the fused stats shapes need the body terminal's)
     terminal_patterns: dict[str, str] | None = None
+    # First terminals of `message` that also start a rule the fast path does not compile (not
+    # flat). A line whose first message terminal is not among them and that no flat alternative
+    # matches fails `line` in LALR too: the fast path decides it as `unparsed_line` at once.
+    open_firsts: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
         """The data as JSON (sets as sorted lists): a cache format that cannot run code."""
@@ -164,7 +168,8 @@ class FastPathData:
         return json.dumps({"format": FASTPATH_FORMAT, "prefix": self.prefix, "start": self.start,
                            "after_prefix": self.after_prefix, "firsts": firsts,
                            "literal_prefixes": self.literal_prefixes, "alternatives": alternatives,
-                           "terminal_patterns": self.terminal_patterns})
+                           "terminal_patterns": self.terminal_patterns,
+                           "open_firsts": sorted(self.open_firsts)})
 
     @classmethod
     def from_json(cls, text: str) -> FastPathData | None:
@@ -186,6 +191,7 @@ class FastPathData:
                 alternatives={_s(k): [(_s(src), tuple(_pairs(kept)), _s(cb)) for src, kept, cb in alts]
                               for k, alts in doc["alternatives"].items()},
                 terminal_patterns={_s(k): _s(v) for k, v in tp.items()} if tp is not None else None,
+                open_firsts=frozenset(_s(n) for n in doc["open_firsts"]),
             )
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
@@ -212,7 +218,7 @@ class FastPathData:
         lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
         patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
         return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
-                   dict(alternatives), patterns)
+                   dict(alternatives), patterns, frozenset(_open_firsts(rules_by_origin, "message", first)))
 
 
 def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
@@ -235,6 +241,9 @@ def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tupl
     # import lark when unpickled.
     return "".join(parts), tuple(kept), str(rule.alias or rule.origin.name)
 
+
+# In `open_firsts`: an empty rule under `message` (no terminal name is empty).
+ALL_OPEN = ""
 
 # A (prefix, alternative) combination seen this many times gets its own one-regex shape.
 _SHAPE_AFTER = 16
@@ -290,6 +299,7 @@ class FastPath:
         self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
         self._seen: dict[tuple[str, str | None, str, int], int] = {}
         self._parsed = 0
+        self._any_prefix: re.Pattern[str] | None = None
 
     def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
         """Count a (line start, prefix, message start, alternative) combination; a frequent one
@@ -471,7 +481,22 @@ class FastPath:
                     partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
                 self._learn(text[:1], prefix, text[pos : pos + 1], name, alt)
                 return self._line([env, partial] if env is not None else [partial])
-        return None
+        if name in self.data.open_firsts or ALL_OPEN in self.data.open_firsts:
+            return None  # a rule the fast path does not compile may still take it: LALR decides
+        # Only flat rules start with this terminal and none matches: `line` fails in LALR too, and
+        # `unparsed_line` keeps the prefix (its start state has the same prefix terminals, TEXT
+        # last). Without a prefix, lark's `line` lexed a message terminal at 0, but `unparsed_line`
+        # would lex a prefix there if one matches: leave that rare case to LALR.
+        if prefix is None and self._prefix_at_start(text):
+            return None
+        return self._unparsed(env, text[pos:])
+
+    def _prefix_at_start(self, text: str) -> bool:
+        """Does any prefix terminal match at the start of the line?"""
+        regex = self._any_prefix
+        if regex is None:
+            regex = self._any_prefix = re.compile("|".join(f"(?:{r})" for r in self._prefix_regexp.values()))
+        return regex.match(text) is not None
 
 
 def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
@@ -495,6 +520,24 @@ def _first_sets(rules_by_origin: dict[str, list[Any]]) -> dict[str, set[str]]:
                     first[origin] |= add
                     changed = True
     return first
+
+
+def _open_firsts(rules_by_origin: dict[str, list[Any]], origin: str, first: dict[str, set[str]]) -> set[str]:
+    """FIRST terminals of the rules reachable from `origin` that `_flat_rules` does not compile:
+    only after one of these can LALR succeed where every flat alternative failed. An empty rule
+    (a message of no tokens) would let any line succeed: it is marked by ALL_OPEN."""
+    out: set[str] = set()
+    for rule in rules_by_origin[origin]:
+        exp = rule.expansion
+        if not exp:
+            out.add(ALL_OPEN)
+        elif all(s.is_term for s in exp):
+            continue
+        if len(exp) == 1 and (rule.options.expand1 or exp[0].name.startswith("_")):
+            out |= _open_firsts(rules_by_origin, exp[0].name, first)
+        else:
+            out |= {str(exp[0].name)} if exp[0].is_term else {str(n) for n in first[exp[0].name]}
+    return out
 
 
 def _flat_rules(rules_by_origin: dict[str, list[Any]], origin: str) -> list[Any]:
