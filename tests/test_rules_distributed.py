@@ -247,6 +247,44 @@ def test_nccl_timeout_from_flight_recorder_dump_signals_on_two_nodes(tmp_path: P
     assert a.root_cause is f
 
 
+# torch >= 2.5 on a follower rank: HeartbeatMonitor saw the dump key another rank set in the TCPStore.
+_DUMP_FOLLOWER = "\n".join([  # noqa: FLY002 — one log line per item
+    ("[rank1]:[E703 19:54:01.084753215 ProcessGroupNCCL.cpp:1922] [PG ID 0 PG GUID 0(default_pg) Rank 1] Observed "
+     "flight recorder dump signal from another rank via TCPStore."),
+    ("[rank1]:[E703 19:54:01.084925105 ProcessGroupNCCL.cpp:1700] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+     "ProcessGroupNCCL preparing to dump debug info. Include stack trace: 0, only active collectives: 0"),
+    "",
+])
+
+
+def test_a_rank_that_only_observed_another_ranks_dump_signal_is_a_collective_timeout(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, _DUMP_FOLLOWER))
+    f = only(a, "nccl-timeout")
+    assert f.data["nccl_timeout"]["dump_signal_ranks"] == [1]
+    assert "signalled by another rank" in f.message and "on rank 1 " in f.message
+    assert a.root_cause is f and a.outcome == "hung"
+
+
+# torch 2.2-2.3: the heartbeat monitor finds the NCCL watchdog thread stuck ('[PG a Rank N]' prefix).
+_HEARTBEAT = "\n".join([  # noqa: FLY002 — one log line per item
+    ("[rank3]:[E1019 01:04:03.356947152 ProcessGroupNCCL.cpp:1413] [PG 0 Rank 3] Heartbeat monitor timed out! "
+     "Process will be terminated after dumping debug info. workMetaList_.size()=2"),
+    ("[rank5]:[F1019 01:14:03.356851194 ProcessGroupNCCL.cpp:1224] [PG 0 Rank 5] [PG 0 Rank 5] ProcessGroupNCCL's "
+     "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically "
+     "indicates a NCCL/CUDA API hang blocking the watchdog"),
+    "",
+])
+
+
+def test_the_heartbeat_monitors_watchdog_hang_is_a_collective_timeout(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, _HEARTBEAT))
+    f = only(a, "nccl-timeout")
+    nt = f.data["nccl_timeout"]
+    assert nt["watchdog_ranks"] == [3, 5] and nt["stuck_s"] == 480
+    assert "480 s" in f.message and "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC" in f.remedy
+    assert a.root_cause is f and a.outcome == "hung"
+
+
 def test_a_dump_signal_next_to_the_watchdog_line_is_the_same_timeout() -> None:
     text = (FIXTURES / "nccl-timeout" / "bad.log").read_text(encoding="utf-8")
     dump = _DUMP_TWO_NODES.splitlines()[2]

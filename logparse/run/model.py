@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import Event, Traceback
 from logparse.run.launches import Launch, launch_at, launch_attempts
-from logparse.run.readiness import ready_event, shutdown_after, startup_evidence, traffic_line
+from logparse.run.readiness import (
+    ready_event,
+    shutdown_after,
+    startup_evidence,
+    traffic_line,
+    warmup_answered_line,
+)
 from logparse.run.timeline import MAIN, Phase, rel_s, slowest_rank, startup_phases
 from logparse.run.vocab import FATAL_EVENTS
 
@@ -67,8 +73,10 @@ class Lifecycle:
 
     @cached_property
     def up_line(self) -> int | None:
-        """The first line that shows the server up: readiness or traffic, whichever came first."""
-        lines = [x for x in (self.ready_line, self.traffic_line) if x is not None]
+        """The first line that shows the server up: readiness, an answered warmup, or traffic,
+        whichever came first."""
+        answered = warmup_answered_line(self.log, self.launch.first_line, self.launch.last_line)
+        lines = [x for x in (self.ready_line, answered, self.traffic_line) if x is not None]
         return min(lines) if lines else None
 
     @cached_property

@@ -15,6 +15,7 @@ from logparse.model.events import (
     Event,
     JitCompile,
     KnownMessage,
+    ProgressBar,
     Retraction,
     ServerReady,
     Traceback,
@@ -32,6 +33,9 @@ from logparse.run.vocab import (
     STARTUP_EVENTS,
     WARMUP_PROMPT,
 )
+
+# Progress-bar kinds (model.events.ProgressBar.bar_kind) that only a starting server prints.
+STARTUP_BARS = frozenset({"checkpoint-load", "capture", "piecewise", "prefill-capture"})
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -67,10 +71,12 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     lo, hi = bisect_left(p.line, start), bisect_right(p.line, end)
     if hi - lo > 1:
         found.append(p.line[lo + 1])
-        running, queue = p.cols["running"], p.cols["queue"]
-        busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
-        if busy is not None:
-            found.append(busy)
+    # SGLang's warmup is one request alone: a prefill batch with another request already running or
+    # queued is user traffic, even when it is the only prefill line the excerpt kept.
+    running, queue = p.cols["running"], p.cols["queue"]
+    busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
+    if busy is not None:
+        found.append(busy)
     found.extend(e.line for e in within(log.of(Retraction), start, end)[:1])
     a = log.access
     strings = a.strings.values
@@ -92,6 +98,18 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     return min(found) if found else None
 
 
+def warmup_answered_line(log: ParsedLog, start: int, end: int) -> int | None:
+    """The access line of a `POST /generate` answered 2xx: SGLang's own warmup request (or a user's)
+    came back, and SGLang declares itself ready as soon as its warmup returns — so the server was up
+    from that line on, even when the excerpt stops before the ready marker."""
+    a = log.access
+    strings = a.strings.values
+    for k in range(bisect_left(a.line, start), bisect_right(a.line, end)):
+        if strings[a.path[k]] == "/generate" and 200 <= a.status[k] < 300:
+            return int(a.line[k])
+    return None
+
+
 def _pos(v: float) -> bool:
     return not math.isnan(v) and v > 0
 
@@ -107,6 +125,10 @@ def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     """Whether the span shows a server being started (phases, server args, start-up messages or a
     start-up traceback)."""
     if within(log.of(*STARTUP_EVENTS), start, end):
+        return True
+    # SGLang's own start-up progress bars (checkpoint shards, graph capture): a log of nothing but
+    # them is a server loading its weights or capturing, whether or not a log line came with them.
+    if any(b.bar_kind in STARTUP_BARS for b in within(log.of(ProgressBar), start, end)):
         return True
     if any(e.code in STARTUP_CODES for e in within(log.of(KnownMessage), start, end)):
         return True

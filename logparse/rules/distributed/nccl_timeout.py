@@ -16,8 +16,9 @@ from logparse.model.events import (
     Severity,
 )
 from logparse.model.findings import Finding
-from logparse.rules.context import RuleContext
+from logparse.rules.context import MessageHit, RuleContext
 from logparse.rules.errors import event_at
+from logparse.rules.frames import is_command_line
 from logparse.rules.registry import rule
 from logparse.run.ranks import rank_range
 
@@ -154,7 +155,38 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
         yield _dump_finding(ctx, dumps)
     elif dumps:
         ctx.claimed.update(line for line, _f, _r in dumps)  # the same timeout, told by the flight recorder
+    if not found:
+        # The heartbeat monitor's lines (`Heartbeat monitor timed out!`, `watchdog got stuck for N
+        # seconds`) kept as text: the NCCL watchdog itself hung in a collective or a CUDA call.
+        hang = [h for h in ctx.message_lines("nccl-collective-timeout") if not is_command_line(ctx, h.line)]
+        if hang:
+            found = True
+            yield _heartbeat_finding(ctx, hang)
     yield from _native_abort(ctx, found)
+
+
+def _heartbeat_finding(ctx: RuleContext, hits: list[MessageHit]) -> Finding:
+    """One finding for the watchdog-hang lines of every rank: which ranks, and how long it was stuck."""
+    ranks: set[int] = set()
+    stuck = [h.fields["stuck_s"] for h in hits if isinstance(h.fields.get("stuck_s"), int)]
+    for h in hits:
+        ev = event_at(ctx, h.line)
+        rank = ev.torch_rank if isinstance(ev, C10dLog) else _work(ctx, ctx.text(h.line)).get("rank")
+        if isinstance(rank, int):
+            ranks.add(rank)
+    fields: dict[str, Any] = {"watchdog_ranks": sorted(ranks)}
+    if stuck:
+        fields["stuck_s"] = max(stuck)
+    who = (f"rank {ranks.pop()}" if len(ranks) == 1 else
+           f"ranks {rank_range(f'rank{r}' for r in sorted(ranks)).replace('rank', '')}" if ranks else "this process")
+    how = f" for {max(stuck)} s" if stuck else ""
+    message = (f"torch's NCCL watchdog stopped making progress{how} on {who} (heartbeat monitor timed out): a "
+               "collective or a CUDA call hung, and the process is terminated after its debug dump")
+    remedy = _timeout_remedy(fields) + ("; the heartbeat budget is `TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC` (raise it only "
+                                        "if the wait is legitimate)")
+    return ctx.finding("nccl-timeout", message, remedy, lines=[(h.line, h.line) for h in hits[:32]],
+                       data={"nccl_timeout": fields}, ranks=[f"rank{r}" for r in fields["watchdog_ranks"]],
+                       fingerprint="nccl-timeout|heartbeat")
 
 
 def _dump_signals(ctx: RuleContext) -> Iterator[tuple[int, dict[str, Any], int | None]]:
@@ -182,10 +214,15 @@ def _dump_finding(ctx: RuleContext, dumps: list[tuple[int, dict[str, Any], int |
         fields["last_completed"] = min(completed)
     if enqueued:
         fields["last_enqueued"] = max(enqueued)
-    who = f"ranks {rank_range(f'rank{r}' for r in ranks).replace('rank', '')}" if ranks else "this process"
+    noun = "rank" if len(ranks) == 1 else "ranks"
+    who = f"{noun} {rank_range(f'rank{r}' for r in ranks).replace('rank', '')}" if ranks else "this process"
     origin = ""
     if fields.get("timed_out_ranks"):
         origin = f"; the timeout was first seen on rank(s) {', '.join(map(str, fields['timed_out_ranks']))}"
+    elif any("remote" in f for _, f, _ in dumps):
+        # `Observed flight recorder dump signal from another rank`: the peer that timed out set the
+        # TCPStore's dump key; its own log (another node, often) names the collective.
+        origin = "; it was signalled by another rank through the TCPStore (that rank's log shows the collective)"
     work = ""
     if completed:
         work = f"; last completed NCCL work {min(completed)}" + (f", last enqueued {max(enqueued)}" if enqueued else "")

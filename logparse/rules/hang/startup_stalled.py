@@ -23,7 +23,7 @@ from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
 from logparse.run.model import run_segments
 from logparse.run.ranks import rank_key, rank_range
-from logparse.run.readiness import ready_line, startup_evidence, traffic_line
+from logparse.run.readiness import ready_line, startup_evidence, traffic_line, warmup_answered_line
 from logparse.run.timeline import MAIN, PHASES, Phase, last_phase, startup_phases
 from logparse.run.vocab import FATAL_EVENTS
 
@@ -133,7 +133,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     log = ctx.log
     start, end = run_segments(log)[-1]
     wrapper = [h.line for h in ctx.message_lines("server-not-ready-in-time", unclaimed=False) if h.line >= start]
-    if ready_line(log, start, end) is not None or traffic_line(log, start, end) is not None:
+    if any(f(log, start, end) is not None for f in (ready_line, warmup_answered_line, traffic_line)):
         return
     if not wrapper:
         if not startup_evidence(log, start, end):
@@ -183,7 +183,14 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
             remedy = "the next phase after " + laggard["phase"] + " never began: " + remedy
     else:
         remedy = "the log does not show a startup phase; run with `--log-level debug` to see where startup stops"
-    if not per_rank:
+    if not per_rank and progress:
+        # Only the checkpoint-shard bar: the server is loading its weights (the bar is the phase).
+        parts = "weight loading (only its progress bar is in the excerpt)"
+        remedy = _PHASE_REMEDY.get(_phase_family("weight-load"), remedy)
+        data_phase: str | None = "weight-load"
+    else:
+        data_phase = None
+    if not per_rank and not progress:
         parts = "no startup phase line (only startup notices) before the log ends"
         last_startup = max((e.line for e in log.events if e.line >= start), default=0)
         if last_startup:
@@ -196,6 +203,8 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     data: dict[str, Any] = {"ranks": per_rank}
     if laggard is not None:
         data["last_phase"] = laggard["phase"]
+    elif data_phase is not None:
+        data["last_phase"] = data_phase
     if wrapper:
         no = wrapper[0]
         evidence.append((no, no))

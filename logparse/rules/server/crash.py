@@ -9,7 +9,7 @@ from logparse.model.events import SchedulerDead, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
-from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs
+from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs, in_sglang
 from logparse.rules.registry import rule
 
 # What an exit code of a dead scheduler says about how it died.
@@ -28,6 +28,13 @@ def _message_after(ctx: RuleContext, tb: Traceback) -> tuple[str, int] | None:
         if text and n not in ctx.claimed:
             return text, n
     return None
+
+
+def _foreign(tb: Traceback) -> bool:
+    """A traceback that no SGLang process printed: it has frames, none inside SGLang, no process
+    header (`Scheduler hit an exception`) and no rank tag — e.g. a Ray driver's `ray.get` raising an
+    actor's death. The server's own exception, if any, is elsewhere."""
+    return bool(tb.frames) and not tb.process and not tb.rank and not any(in_sglang(f.path) for f in tb.frames)
 
 
 def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
@@ -108,6 +115,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             continue  # the main process echoing a child's failure
         if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
             continue  # waiting for a scheduler that is already reported dead
+        if _foreign(tb):
+            continue  # another program's traceback (a Ray driver, a training loop): not a server process
         yield _traceback_finding(ctx, tb)
     # A wrapper-formatted ERROR record of the scheduler cut before its message (dynamo's tracing format).
     for hit in ctx.message_lines("cut-tracing-target"):

@@ -1,0 +1,100 @@
+"""Root cause and outcome from structure, not words: where an exception was raised (its frames, the
+process that printed it) and whether the excerpt shows serving before it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import analyze_text
+
+SG = "/sgl-workspace/sglang/python/sglang/srt"
+
+# A hybrid model's scheduler loop allocating a mamba slot (0.5.x memory_pool.py assert).
+_MAMBA_LOOP = "\n".join([  # noqa: FLY002 — one log line per item
+    "{stats}",
+    "[2026-03-25 05:46:24] Scheduler hit an exception: Traceback (most recent call last):",
+    f'  File "{SG}/managers/scheduler.py", line 3487, in run_scheduler_process',
+    "    scheduler.run_event_loop()",
+    f'  File "{SG}/managers/scheduler.py", line 3363, in dispatch_event_loop',
+    "    scheduler.event_loop_overlap()",
+    f'  File "{SG}/mem_cache/common.py", line 420, in alloc_req_slots',
+    "    req_pool_indices = req_to_token_pool.alloc(reqs)",
+    f'  File "{SG}/mem_cache/memory_pool.py", line 301, in alloc',
+    "    assert mid is not None, (",
+    ("AssertionError: Not enough space for mamba cache, try to increase --mamba-full-memory-ratio or "
+     "--max-mamba-cache-size. mid=None, self.mamba_pool.size=102, self.mamba_pool.available_size()=0, len(reqs)=4"),
+    "",
+])
+
+
+def test_one_busy_prefill_line_is_serving_shown_before_the_crash(tmp_path: Path) -> None:
+    # SGLang's warmup runs alone: a prefill with requests already running is user traffic.
+    busy = ("[2026-03-25 05:46:20] Prefill batch, #new-seq: 1, #new-token: 8192, #cached-token: 0, "
+            "token usage: 0.10, #running-req: 3, #queue-req: 0")
+    a = analyze_text(tmp_path, _MAMBA_LOOP.format(stats=busy))
+    assert a.root_cause is not None and a.root_cause.name == "mamba-pool-exhausted"
+    assert "invalid-server-args" not in a.fired()
+    assert a.outcome == "crashed-while-serving"
+
+
+def test_a_lone_prefill_of_one_request_may_be_the_warmup(tmp_path: Path) -> None:
+    alone = ("[2026-03-25 05:46:20] Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, "
+             "token usage: 0.00, #running-req: 0, #queue-req: 0")
+    a = analyze_text(tmp_path, _MAMBA_LOOP.format(stats=alone))
+    assert a.root_cause is not None and a.root_cause.name == "mamba-pool-exhausted"
+    assert a.outcome is None  # a crash in the request loop with no serving shown before it
+
+
+_LOOP_CUT = "\n".join([  # noqa: FLY002 — one log line per item
+    '[2026-05-05 02:22:14] INFO:     127.0.0.1:56304 - "POST /generate HTTP/1.1" {status}',
+    "[2026-05-05 02:22:14] Scheduler hit an exception: Traceback (most recent call last):",
+    f'  File "{SG}/managers/scheduler.py", line 3875, in run_scheduler_process',
+    "    scheduler.run_event_loop()",
+    f'  File "{SG}/managers/scheduler.py", line 3747, in dispatch_event_loop',
+    "    scheduler.event_loop_normal()",
+    "",
+])
+
+
+def test_an_answered_generate_request_means_the_server_was_up(tmp_path: Path) -> None:
+    # SGLang is ready as soon as its warmup `POST /generate` returns: a loop crash after it is serving.
+    a = analyze_text(tmp_path, _LOOP_CUT.format(status="200 OK"))
+    assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
+    assert a.outcome == "crashed-while-serving"
+    assert a.views.facts().get("ready") is True
+
+
+def test_a_failed_warmup_request_is_not_readiness(tmp_path: Path) -> None:
+    a = analyze_text(tmp_path, _LOOP_CUT.format(status="503 Service Unavailable"))
+    assert a.outcome != "crashed-while-serving"
+
+
+def test_a_log_of_checkpoint_shard_bars_only_is_an_unfinished_start_up(tmp_path: Path) -> None:
+    text = "".join(
+        f"Loading safetensors checkpoint shards: {p}% Completed | {n}/41 [0{n // 10}:00<00:10, 1.10it/s]\n"
+        for n, p in ((30, 73), (31, 76), (32, 78))
+    )
+    a = analyze_text(tmp_path, text)
+    assert a.outcome == "incomplete"
+    f = next(f for f in a.all_findings() if f.name == "startup-stalled")
+    assert f.data["last_phase"] == "weight-load" and "32/41 shards" in f.message
+
+
+def test_another_programs_traceback_is_not_a_server_crash(tmp_path: Path) -> None:
+    # A Ray driver's `ray.get` raising an actor's death: no SGLang frame, no process header, no rank.
+    ray = "/opt/conda/lib/python3.12/site-packages/ray/_private"
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/workspace/verl/trainer/main_ppo.py", line 42, in main',
+        "    ray.get(runner.run.remote(config))",
+        f'  File "{ray}/worker.py", line 2882, in get',
+        "    values, debugger_breakpoint = worker.get_objects(object_refs, timeout=timeout)",
+        f'  File "{ray}/worker.py", line 968, in get_objects',
+        "    raise value.as_instanceof_cause()",
+        ("ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=33696, ip=10.21.175.69, "
+         "actor_id=0b280a78e9337f3e9dce5e8001000000)"),
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert "scheduler-crash" not in a.fired()
+    assert a.root_cause is None
