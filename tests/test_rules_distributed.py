@@ -346,3 +346,28 @@ def test_an_unreachable_nccl_unique_id_store_points_at_its_rank(tmp_path: Path) 
     assert f.consequence and f.data["look_at"] == "rank 0"
     assert f.data["store_error"] == "failed to recv, got 0 bytes"
     assert "scheduler-crash" not in a.fired()
+
+
+# NCCL 2.2x bootstrap: a WARN whose words say no "error", then NCCLCHECK's return path (-> 2 = ncclSystemError).
+_NCCL_RETURN_PATH = "\n".join([  # noqa: FLY002 — one log line per item
+    ("gpu-node-2:1187:1187 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.10.7<40213> "
+     "failed : Software caused connection abort"),
+    "gpu-node-2:1187:1187 [3] NCCL INFO misc/socket.cc:567 -> 2",
+    "gpu-node-2:1187:1187 [3] NCCL INFO bootstrap.cc:256 -> 2",
+    "gpu-node-2:1187:1187 [3] NCCL INFO init.cc:1412 -> 2",
+    "",
+])
+
+
+def test_nccl_error_from_ncclchecks_return_path(tmp_path: Path) -> None:
+    a = analyze(write(tmp_path, _NCCL_RETURN_PATH))
+    f = only(a, "nccl-error")
+    assert f.data["kind"] == "system" and f.data["nccl_result"] == "ncclSystemError"
+    assert f.data["return_path_lines"] == 3 and "socketStartConnect" in f.data["warning"]
+    assert {ev.line for ev in f.evidence} == {1, 2, 3, 4}
+    assert a.root_cause is f
+
+
+def test_a_lone_nccl_info_line_is_no_error(tmp_path: Path) -> None:
+    ok = "gpu-node-2:1187:1187 [3] NCCL INFO Bootstrap : Using eth0:192.168.10.5<0>\n"
+    assert "nccl-error" not in analyze(write(tmp_path, ok)).fired()

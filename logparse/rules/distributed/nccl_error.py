@@ -7,7 +7,8 @@ from typing import Any
 
 from logparse.model.events import CppTerminate, Severity
 from logparse.model.findings import Finding
-from logparse.rules.context import RuleContext
+from logparse.model.text import short
+from logparse.rules.context import MessageHit, RuleContext
 from logparse.rules.errors import first_match
 from logparse.rules.registry import rule
 
@@ -36,6 +37,45 @@ def _nccl_kind(ctx: RuleContext, text: str) -> tuple[str, str]:
         return "unknown", "the log does not say which NCCL call failed"
     kind, why = next((k, w) for c, k, w in _KINDS if c == m[0])
     return kind, why
+
+
+# NCCL result codes (nccl.h) → the kind of failure they report.
+_RESULT_KINDS = {1: "nccl-error-cuda", 2: "nccl-error-system", 3: "nccl-error-internal", 4: "nccl-error-usage",
+                 5: "nccl-error-usage", 6: "nccl-error-remote"}
+_RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError", 4: "ncclInvalidArgument",
+                 5: "ncclInvalidUsage", 6: "ncclRemoteError"}
+# How far NCCL's WARN line (what failed) may precede the first `-> N` line of its return path, and
+# the widest gap inside one path (other ranks' lines interleave).
+_WARN_BEFORE = 4
+_CHAIN_GAP = 3
+
+
+def _return_chains(ctx: RuleContext) -> Iterator[Finding]:
+    """NCCL's error return path (`file.cc:N -> 2` on each function the error passes through, printed
+    only for a failing result) with the WARN line before it: an NCCL call failed, whatever the
+    WARN's words — the result code says which kind."""
+    hits = ctx.message_lines("nccl-return-code")
+    warns = {h.line: h for h in ctx.message_lines("nccl-warn-line")}
+    chains: list[list[MessageHit]] = []
+    for h in hits:
+        if chains and h.line - chains[-1][-1].line <= _CHAIN_GAP:
+            chains[-1].append(h)
+        else:
+            chains.append([h])
+    for chain in chains:
+        first = chain[0].line
+        before = [warns[n] for n in range(first - _WARN_BEFORE, first) if n in warns and n not in ctx.claimed]
+        result = int(chain[0].fields["result"])
+        kind, why = next((k, w) for c, k, w in _KINDS if c == _RESULT_KINDS[result])
+        said = str(before[-1].fields.get("warning") or "") if before else ""
+        data: dict[str, Any] = {"kind": kind, "nccl_result": _RESULT_NAMES[result], "return_path_lines": len(chain)}
+        if said:
+            data["warning"] = short(said, 200)
+        what = f"NCCL WARN {short(said, 160)}" if said else f"an NCCL call returned {_RESULT_NAMES[result]}"
+        message = f"NCCL error ({kind}): {what}; the error returned through {len(chain)} NCCL function(s) ({_RESULT_NAMES[result]})"
+        lines = [(w.line, w.line) for w in before] + [(h.line, h.line) for h in chain]
+        yield ctx.finding("nccl-error", message, f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
+                          lines=lines, data=data)
 
 
 def _is_timeout(ctx: RuleContext, text: str) -> bool:
@@ -72,6 +112,7 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
     `--ipc=host` in containers), the network interface (`NCCL_SOCKET_IFNAME`), InfiniBand
     (`NCCL_IB_DISABLE=1` to test) or P2P (`NCCL_P2P_DISABLE=1` to test).
     """
+    yield from _return_chains(ctx)
     seen: set[int] = set()
     for r in ctx.raised():
         if r.event.line in seen or r.event.line in ctx.claimed or ctx.match("nccl-error", r.text) is None:
