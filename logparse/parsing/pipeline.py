@@ -378,10 +378,10 @@ def fetch_lines(log: ParsedLog, numbers: Iterable[int]) -> dict[int, str]:
         report = ReadReport(path=log.path)
         if ranges is None:  # gzip: read from the start up to the last wanted line
             ranges = [(0, -1, 1)]
+        last = max(missing)  # once: per range it made evidence quadratic (a range per traceback)
         for start, end, first in ranges:
             source = read_lines(log.path, report) if end < 0 else read_lines(
                 log.path, report, start=start, end=end, first_line_no=first)
-            last = max(missing)
             for no, text, _wrapper in source:
                 if no in missing:
                     shown = text[:MAX_EVIDENCE_LINE]
