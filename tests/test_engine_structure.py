@@ -98,3 +98,34 @@ def test_another_programs_traceback_is_not_a_server_crash(tmp_path: Path) -> Non
     a = analyze_text(tmp_path, text)
     assert "scheduler-crash" not in a.fired()
     assert a.root_cause is None
+
+
+_ARGS_CUT = "\n".join([  # noqa: FLY002 — one log line per item
+    "Traceback (most recent call last):",
+    '  File "<frozen runpy>", line 198, in _run_module_as_main',
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/launch_server.py", line 59, in <module>',
+    "    server_args = prepare_server_args(sys.argv[1:])",
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py", line 6539, in prepare_server_args',
+    "    return ServerArgs.from_cli_args(raw_args)",
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py", line 6102, in from_cli_args',
+    "",
+])
+
+
+def test_a_cut_argument_processing_traceback_is_a_start_up_crash_without_a_guessed_cause(tmp_path: Path) -> None:
+    # The main process (launch_server → prepare_server_args), not a scheduler: no scheduler-crash.
+    a = analyze_text(tmp_path, _ARGS_CUT)
+    assert "scheduler-crash" not in a.fired()
+    assert a.root_cause is None
+    f = next(f for f in a.all_findings() if f.name == "invalid-server-args")
+    assert f.data["cut"] and str(f.severity) == "warning"
+    assert a.outcome == "crashed-at-startup"
+
+
+def test_argparse_usage_cut_before_its_error_is_no_stalled_start_up(tmp_path: Path) -> None:
+    text = ("INFO 03-06 10:05:08 __init__.py:190] Automatically detected platform cuda.\n"
+            "usage: launch_server.py [-h] --model-path MODEL_PATH [--tokenizer-path TOKENIZER_PATH] [--host HOST]\n")
+    a = analyze_text(tmp_path, text)
+    assert "startup-stalled" not in a.fired()
+    assert a.root_cause is None and a.outcome is None  # error exit or --help: the excerpt cannot tell
+    assert "invalid-server-args" in a.fired()

@@ -364,6 +364,7 @@ def test_nccl_error_from_ncclchecks_return_path(tmp_path: Path) -> None:
     f = only(a, "nccl-error")
     assert f.data["kind"] == "system" and f.data["nccl_result"] == "ncclSystemError"
     assert f.data["return_path_lines"] == 3 and "socketStartConnect" in f.data["warning"]
+    assert f.data["during"] == "communicator-init" and f.stage == "startup"  # the path went through init.cc
     assert {ev.line for ev in f.evidence} == {1, 2, 3, 4}
     assert a.root_cause is f
 

@@ -40,6 +40,12 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         # An error or a consequence with no visible crash (a sizing warning, a peer's reset): the
         # excerpt does not show whether the run went on, crashed or stopped.
         return None
+    if any(role_of(f).crash and f.severity == Severity.WARNING for f in every):
+        # A warning of a rule that stands for a process ending (`crash`): it ended, but what ended
+        # it is not shown (argparse's usage with its `error:` line cut). The run did not stall
+        # mid-start-up, and whether it failed or stopped (`--help`) the excerpt cannot tell.
+        # (A crash rule's info notices — custom all-reduce disabled — say nothing of an end.)
+        return None
     if lc.up_line is not None:
         if lc.shutdown_line is not None:
             return "stopped"

@@ -18,6 +18,8 @@ _STARTUP_FUNCS = frozenset({
     "init_memory_pool", "init_torch_distributed", "_launch_subprocesses", "wait_for_ready",
     "_wait_for_scheduler_ready", "launch_server", "_wait_and_warmup", "init_device_graphs",
     "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
+    # The main process's argument processing runs before any server process exists.
+    "prepare_server_args", "from_cli_args", "check_server_args",
 })
 _PROCESS_ENTRY_FUNCS = frozenset({
     "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",

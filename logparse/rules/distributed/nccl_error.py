@@ -47,6 +47,8 @@ _RESULT_NAMES = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInte
 # How far NCCL's WARN line (what failed) may precede the first `-> N` line of its return path, and
 # the widest gap inside one path (other ranks' lines interleave).
 _WARN_BEFORE = 4
+# NCCL source files of communicator creation (ncclCommInitRank and its bootstrap), all NCCL 2.x.
+_INIT_FILES = frozenset({"init.cc", "bootstrap.cc"})
 _CHAIN_GAP = 3
 
 
@@ -74,8 +76,14 @@ def _return_chains(ctx: RuleContext) -> Iterator[Finding]:
         what = f"NCCL WARN {short(said, 160)}" if said else f"an NCCL call returned {_RESULT_NAMES[result]}"
         message = f"NCCL error ({kind}): {what}; the error returned through {len(chain)} NCCL function(s) ({_RESULT_NAMES[result]})"
         lines = [(w.line, w.line) for w in before] + [(h.line, h.line) for h in chain]
+        # The path names NCCL's source files: through init.cc / bootstrap.cc the error came from
+        # creating a communicator (ncclCommInitRank), which SGLang does while its processes start.
+        files = {str(h.fields.get("file") or "").rsplit("/", 1)[-1] for h in chain}
+        stage = "startup" if files & _INIT_FILES else None
+        if stage:
+            data["during"] = "communicator-init"
         yield ctx.finding("nccl-error", message, f"run with `NCCL_DEBUG=INFO` to see the failing call; {why}",
-                          lines=lines, data=data)
+                          lines=lines, data=data, stage=stage)
 
 
 def _is_timeout(ctx: RuleContext, text: str) -> bool:

@@ -20,7 +20,7 @@ from logparse.model.events import (
 from logparse.model.findings import Finding
 from logparse.model.text import dated_timestamps, short
 from logparse.rules.context import RuleContext
-from logparse.rules.registry import rule
+from logparse.rules.registry import lookup, rule
 from logparse.run.model import run_segments
 from logparse.run.ranks import rank_key, rank_range
 from logparse.run.readiness import ready_line, startup_evidence, traffic_line, warmup_answered_line
@@ -140,6 +140,8 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
             return
         if _crash_events(ctx, start) or any(f.severity == Severity.ERROR for f in ctx.findings):
             return  # the startup ended in an error: that error is the story
+        if any(f.first_line >= start and (r := lookup(f.code)) is not None and r.crash for f in ctx.findings):
+            return  # a finding that stands for the process ending (its cause cut from the excerpt)
     phases = {
         r: [p for p in plist if p.start_line >= start or (p.end_line or 0) >= start]
         for r, plist in startup_phases(log).items()

@@ -48,6 +48,32 @@ def _lone_startup_check(ctx: RuleContext, tb: Traceback) -> bool:
     return not run_of(ctx.log).lifecycle_at(tb.line).up_before(tb.line)
 
 
+def _cut_args_traceback(ctx: RuleContext, tb: Traceback) -> Finding:
+    """The main process's argument processing raised, but the excerpt stops before the exception
+    line: the launch ended there (no server process was started), why is not shown — a warning, so
+    that no guessed cause becomes the root."""
+    where = first_sglang_frame(tb)
+    return ctx.finding(
+        "invalid-server-args",
+        f"The argument processing raised{f' in {where}' if where else ''}, but the traceback is cut before its "
+        "exception line: the launch stopped before any server process started",
+        "the exception line (the traceback's last line) names the rejected argument: get the complete output of "
+        "the launch command",
+        events=[tb], severity=Severity.WARNING, data={"exception": None, "cut": True}, stage="startup")
+
+
+def _bare_usage(ctx: RuleContext, line: int) -> Finding:
+    """argparse printed its usage and the excerpt ends before the `error:` line that follows it (or
+    `--help` was asked for): the command line stopped the launch; what it refused is not shown."""
+    return ctx.finding(
+        "invalid-server-args",
+        "argparse printed its usage: the command line stopped the launch (the `error:` line after the usage, "
+        "which names the refused flag, is not in the excerpt)",
+        "the line after the usage text names the flag argparse refused; `python -m sglang.launch_server --help` "
+        "lists the valid ones",
+        lines=[(line, line)], severity=Severity.WARNING, data={"cut": True}, stage="startup")
+
+
 @rule(code="SRV004", name="invalid-server-args", family="server", severity=Severity.ERROR,
       needs=("tracebacks",), fallback=True, stage="startup",
       crash=True)  # rejected arguments always end the launch (argparse exits 2, the checks raise)
@@ -79,6 +105,8 @@ def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
     """
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
         if not tb.exc_type:
+            if is_args_traceback(tb):
+                yield _cut_args_traceback(ctx, tb)
             continue
         if not (is_args_traceback(tb) or _lone_startup_check(ctx, tb)):
             continue
@@ -89,6 +117,8 @@ def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
             f"the assertion has no message: read the condition at {where or 'the last frame'} and change the flag it tests")
         yield ctx.finding("invalid-server-args", message, remedy, events=[tb], data={"exception": tb.exc_type})
     errors = ctx.message_lines("argparse-error")
+    if not errors and (usage := ctx.message_lines("argparse-usage")):
+        yield _bare_usage(ctx, usage[0].line)
     if errors:
         hit = errors[0]
         text = ctx.text(hit.line)
