@@ -129,3 +129,22 @@ def test_argparse_usage_cut_before_its_error_is_no_stalled_start_up(tmp_path: Pa
     assert "startup-stalled" not in a.fired()
     assert a.root_cause is None and a.outcome is None  # error exit or --help: the excerpt cannot tell
     assert "invalid-server-args" in a.fired()
+
+
+def test_a_benchmark_scripts_own_bug_is_not_a_server_crash(tmp_path: Path) -> None:
+    # Frames in sglang/bench_*.py only (a tool), no process header, no rank: not a server process.
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/opt/sglang/python/sglang/bench_serving.py", line 1502, in <module>',
+        "    run_benchmark(args)",
+        '  File "/opt/sglang/python/sglang/bench_serving.py", line 1287, in run_benchmark',
+        "    tokenizer = get_tokenizer(tokenizer_id)",
+        "KeyError: 'tokenizer'",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert "scheduler-crash" not in a.fired()
+    # The same exception raised through the server runtime is a server process's crash.
+    srt = text.replace('line 1287, in run_benchmark', 'line 1287, in run_benchmark\n    x()\n'
+                       '  File "/opt/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 88, in __init__')
+    assert "scheduler-crash" in analyze_text(tmp_path, srt, name="srt.log").fired()

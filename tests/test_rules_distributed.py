@@ -372,3 +372,10 @@ def test_nccl_error_from_ncclchecks_return_path(tmp_path: Path) -> None:
 def test_a_lone_nccl_info_line_is_no_error(tmp_path: Path) -> None:
     ok = "gpu-node-2:1187:1187 [3] NCCL INFO Bootstrap : Using eth0:192.168.10.5<0>\n"
     assert "nccl-error" not in analyze(write(tmp_path, ok)).fired()
+
+
+def test_a_c10d_store_socket_timeout_is_no_watchdog_hang(tmp_path: Path) -> None:
+    # The rendezvous store never answered: a c10d socket warning, not a collective that hung.
+    text = ("[rank1]:[W623 15:37:01.824135523 socket.cpp:485] [c10d] waitForInput: socket SocketImpl(fd=100, "
+            "addr=[node-0.example.net]:43590, remote=[node-0.example.net]:20000) timed out after 1800000ms\n")
+    assert "nccl-timeout" not in analyze(write(tmp_path, text)).fired()

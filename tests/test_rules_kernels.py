@@ -269,3 +269,24 @@ def test_a_missing_driver_library_means_no_visible_driver() -> None:
     [f] = named(a, "kernel-library-mismatch")
     assert f.data == {"library": "sgl_kernel", "cause": "driver-not-visible", "missing": "libcuda.so.1"}
     assert "--gpus all" in f.remedy
+
+
+def test_the_schedulers_cut_echo_of_a_kernel_fault_is_the_same_failure(tmp_path: Path) -> None:
+    # The overlap thread raises the device assert; the event loop's traceback right after it is cut.
+    sg = "/sgl-workspace/sglang/python/sglang/srt"
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        f'  File "{sg}/managers/tp_worker_overlap_thread.py", line 196, in forward_batch_generation',
+        "    self.scheduler_stream.synchronize()",
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "",
+        "[2025-03-01 20:34:50 TP6] Scheduler hit an exception: Traceback (most recent call last):",
+        f'  File "{sg}/managers/scheduler.py", line 1887, in run_scheduler_process',
+        "    scheduler.event_loop_overlap()",
+        "",
+    ])
+    from tests.conftest import analyze_text
+    a = analyze_text(tmp_path, text)
+    assert a.root_cause is not None and a.root_cause.name == "illegal-memory-access"
+    assert "scheduler-crash" not in a.fired()

@@ -158,7 +158,7 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
     if not found:
         # The heartbeat monitor's lines (`Heartbeat monitor timed out!`, `watchdog got stuck for N
         # seconds`) kept as text: the NCCL watchdog itself hung in a collective or a CUDA call.
-        hang = [h for h in ctx.message_lines("nccl-collective-timeout") if not is_command_line(ctx, h.line)]
+        hang = [h for h in ctx.message_lines("nccl-watchdog-hang") if not is_command_line(ctx, h.line)]
         if hang:
             found = True
             yield _heartbeat_finding(ctx, hang)

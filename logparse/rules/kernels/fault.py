@@ -11,7 +11,7 @@ from logparse.model.findings import Finding
 from logparse.model.text import mask_numbers, short
 from logparse.rules.context import RuleContext
 from logparse.rules.errors import Found, find_message
-from logparse.rules.frames import first_sglang_frame, traceback_after
+from logparse.rules.frames import echo_after, first_sglang_frame, traceback_after
 from logparse.rules.registry import rule
 
 # The backends a fault's traceback can go through, most specific first: (name, the flag that
@@ -113,6 +113,10 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
         if found:
             message += f" (the traceback goes through {found[0]})"
         events: list[Event] = [hit.event]
+        if tb is not None and (echo := echo_after(ctx, tb)) is not None:
+            # The scheduler's own traceback of the same fault (the overlap thread raised it, the
+            # event loop re-raises), cut before its exception line: the same failure, not a second.
+            events.append(echo)
         if tb is None:
             group = lone[mask_numbers(_fault(hit))]
             events = [h.event for h in group[:MAX_LONE_EVIDENCE]]

@@ -30,11 +30,18 @@ def _message_after(ctx: RuleContext, tb: Traceback) -> tuple[str, int] | None:
     return None
 
 
+def _server_frame(path: str) -> bool:
+    """A frame of SGLang's server runtime (`sglang/srt/…`, the kernel package), not of its tools
+    (`sglang/bench_*.py`, `sglang/test/…`) or of another program."""
+    path = path.replace("\\", "/")
+    return in_sglang(path) and ("/srt/" in path or "sgl_kernel" in path or "sgl-kernel" in path)
+
+
 def _foreign(tb: Traceback) -> bool:
-    """A traceback that no SGLang process printed: it has frames, none inside SGLang, no process
-    header (`Scheduler hit an exception`) and no rank tag — e.g. a Ray driver's `ray.get` raising an
-    actor's death. The server's own exception, if any, is elsewhere."""
-    return bool(tb.frames) and not tb.process and not tb.rank and not any(in_sglang(f.path) for f in tb.frames)
+    """A traceback that no server process printed: it has frames, none in SGLang's server runtime, no
+    process header (`Scheduler hit an exception`) and no rank tag — a Ray driver's `ray.get` raising
+    an actor's death, a benchmark script's own bug. The server's exception, if any, is elsewhere."""
+    return bool(tb.frames) and not tb.process and not tb.rank and not any(_server_frame(f.path) for f in tb.frames)
 
 
 def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
