@@ -99,23 +99,23 @@ class StartupHeavy(Generator):
 # -- failure-heavy ---------------------------------------------------------------------------
 
 _WARNINGS_SGLANG = [
-    "Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. "
-    "To silence this warning, specify disable_custom_all_reduce=True explicitly.",
-    "The input (270112 tokens) is longer than the model's context length (262144 tokens). "
-    "Truncating the input.",
-    "Requested token count (250001 input + 16384 new) exceeds the model's context length "
-    "(262144 tokens). Truncating max_new_tokens.",
+    ("Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. "
+     "To silence this warning, specify disable_custom_all_reduce=True explicitly."),
+    ("The input (270112 tokens) is longer than the model's context length (262144 tokens). "
+     "Truncating the input."),
+    ("Requested token count (250001 input + 16384 new) exceeds the model's context length "
+     "(262144 tokens). Truncating max_new_tokens."),
     "max_total_tokens=800000 is larger than the profiled value 731264. Use the profiled value instead.",
 ]
 _WARNINGS_PY = [
-    (f"{SITE}/torch/cuda/memory.py:491: FutureWarning: torch.cuda.reset_max_memory_allocated now "
-     "calls torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+    ((f"{SITE}/torch/cuda/memory.py:491: FutureWarning: torch.cuda.reset_max_memory_allocated now "
+      "calls torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats."),
      "  warnings.warn("),
-    (f"{SITE}/transformers/generation/configuration_utils.py:818: UserWarning: `do_sample` is set "
-     "to `False`. However, `temperature` is set to `0.7` -- this flag is only used in "
-     "sample-based generation modes.", "  warnings.warn("),
-    (f"{SITE}/torch/distributed/distributed_c10d.py:4631: UserWarning: No device id is provided "
-     "via `init_process_group` or `barrier `. Using the current device set by the user. ",
+    ((f"{SITE}/transformers/generation/configuration_utils.py:818: UserWarning: `do_sample` is "
+      "set to `False`. However, `temperature` is set to `0.7` -- this flag is only used in "
+      "sample-based generation modes."), "  warnings.warn("),
+    ((f"{SITE}/torch/distributed/distributed_c10d.py:4631: UserWarning: No device id is provided "
+      "via `init_process_group` or `barrier `. Using the current device set by the user. "),
      "  warnings.warn(  # warn only once"),
 ]
 _NCCL_WARN = [
@@ -149,11 +149,11 @@ class FailureHeavy(Generator):
             f'  File "{SITE}/torch/distributed/distributed_c10d.py", line 2806, in all_reduce',
             "    work = group.allreduce([tensor], opts)",
             "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-            "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
-            "c10d/ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for "
-            "details), NCCL version 2.27.5",
-            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed "
-            "or device error. ",
+            ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
+             "c10d/ProcessGroupNCCL.cpp:3356, unhandled system error (run with NCCL_DEBUG=INFO for "
+             "details), NCCL version 2.27.5"),
+            ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed "
+             "or device error. "),
             "Last error:",
             "socketProgress: Connection closed by remote peer node2<41022>",
         ]
