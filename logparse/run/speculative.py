@@ -85,6 +85,37 @@ class SpecConfig:
                 if v is not None}
 
 
+@dataclass(frozen=True)
+class _LogScan:
+    """What spec_config reads from the whole log, whatever the line: scanned once per log (rules
+    ask for the configuration once per traceback; a scan of every decode line and known message
+    each time made analysis quadratic on failure-heavy logs)."""
+
+    spec_v2: Any  # the first `spec-v2-enabled` message (file order), or None
+    message: Any  # the first message showing speculative decoding, or None
+    draft_capture: Any  # the first draft CUDA graph capture, or None
+    accept_len: bool  # decode lines print accept len
+    bench_accept: bool  # a benchmark reports an accept length
+    explicitly_off: bool  # a server_args dump says speculative_algorithm=None
+
+
+def _log_scan(log: ParsedLog) -> _LogScan:
+    scan = log.derived.get("spec_scan")
+    if scan is None:
+        known = log.of(KnownMessage)
+        spec_v2 = next((e for e in known if e.code == "spec-v2-enabled"), None)
+        message = next((e for e in known if e.code in SPEC_CODES or (
+            e.code == "max-running-reset" and "specul" in str(e.fields.get("reason", e.text)))), None)
+        draft = next((c for c in log.of(CaptureEnd) if c.graph_kind in (GraphKind.DRAFT, GraphKind.DRAFT_EXTEND)), None)
+        scan = log.derived["spec_scan"] = _LogScan(
+            spec_v2, message, draft,
+            any(not math.isnan(x) for x in log.decode.cols["accept_len"]),
+            any("accept_length" in b.fields for b in log.of(BenchServingResult)),
+            any("speculative_algorithm" in sa.args and sa.args["speculative_algorithm"] in (None, "None")
+                for sa in log.of(ServerArgs)))
+    return scan  # type: ignore[no-any-return]
+
+
 def spec_config(log: ParsedLog, views: Views, line: int | None = None) -> SpecConfig:
     """The speculative configuration of the whole log, or of the launch attempt `line` belongs to when
     the log holds several attempts."""
@@ -110,34 +141,30 @@ def spec_config(log: ParsedLog, views: Views, line: int | None = None) -> SpecCo
         cfg.spec_v2_source = f"SGLANG_ENABLE_SPEC_V2={flag}"
     if arg("enable_beta_spec") is True:
         cfg.spec_v2, cfg.spec_v2_source = True, "--enable-beta-spec"
-    known = log.of(KnownMessage)
-    for e in known:
-        if e.code == "spec-v2-enabled" and cfg.spec_v2 is None and (line is None or e.line < line):
-            cfg.spec_v2, cfg.spec_v2_source = True, f"line {e.line}: spec v2 is enabled"
+    scan = _log_scan(log)
+    v2 = scan.spec_v2
+    if v2 is not None and cfg.spec_v2 is None and (line is None or v2.line < line):
+        cfg.spec_v2, cfg.spec_v2_source = True, f"line {v2.line}: spec v2 is enabled"
     if cfg.algorithm:
         cfg.configured = True
         cfg.reasons.append(f"--speculative-algorithm {cfg.algorithm}")
-    for e in known:
-        reset_for_spec = e.code == "max-running-reset" and "specul" in str(e.fields.get("reason", e.text))
-        if e.code in SPEC_CODES or reset_for_spec:
-            cfg.configured = True
-            cfg.evidence.append(e)
-            cfg.reasons.append(f"line {e.line}: {short(e.text, 80)}")
-            break
-    for c in log.of(CaptureEnd):
-        if c.graph_kind in (GraphKind.DRAFT, GraphKind.DRAFT_EXTEND):
-            cfg.configured = True
-            cfg.evidence.append(c)
-            cfg.reasons.append(f"line {c.line}: draft CUDA graph captured")
-            break
-    if any(not math.isnan(x) for x in log.decode.cols["accept_len"]):
+    if scan.message is not None:
+        e = scan.message
+        cfg.configured = True
+        cfg.evidence.append(e)
+        cfg.reasons.append(f"line {e.line}: {short(e.text, 80)}")
+    if scan.draft_capture is not None:
+        c = scan.draft_capture
+        cfg.configured = True
+        cfg.evidence.append(c)
+        cfg.reasons.append(f"line {c.line}: draft CUDA graph captured")
+    if scan.accept_len:
         cfg.configured = True
         cfg.reasons.append("decode lines print accept len")
-    if any("accept_length" in b.fields for b in log.of(BenchServingResult)):
+    if scan.bench_accept:
         cfg.reasons.append("the benchmark reports an accept length")
-    for sa in log.of(ServerArgs):
-        if "speculative_algorithm" in sa.args and sa.args["speculative_algorithm"] in (None, "None"):
-            cfg.explicitly_off = True
+    if scan.explicitly_off:
+        cfg.explicitly_off = True
     if cfg.explicitly_off and not cfg.algorithm:
         cfg.configured = False
     return cfg
