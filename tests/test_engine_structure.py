@@ -148,3 +148,17 @@ def test_a_benchmark_scripts_own_bug_is_not_a_server_crash(tmp_path: Path) -> No
     srt = text.replace('line 1287, in run_benchmark', 'line 1287, in run_benchmark\n    x()\n'
                        '  File "/opt/sglang/python/sglang/srt/managers/tokenizer_manager.py", line 88, in __init__')
     assert "scheduler-crash" in analyze_text(tmp_path, srt, name="srt.log").fired()
+
+
+def test_a_cut_traceback_inside_cuda_graph_capture_is_a_start_up_crash(tmp_path: Path) -> None:
+    text = "\n".join([
+        "[2025-08-05 11:14:39 TP2] Scheduler hit an exception: Traceback (most recent call last):",
+        f'  File "{SG}/model_executor/cuda_graph_runner.py", line 663, in capture_one_batch_size',
+        "    out = run_once()",
+        f'  File "{SG}/model_executor/cuda_graph_runner.py", line 642, in run_once',
+        "    logits_output_or_pp_proxy_tensors = forward(",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
+    assert a.outcome == "crashed-at-startup"

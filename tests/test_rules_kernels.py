@@ -290,3 +290,31 @@ def test_the_schedulers_cut_echo_of_a_kernel_fault_is_the_same_failure(tmp_path:
     a = analyze_text(tmp_path, text)
     assert a.root_cause is not None and a.root_cause.name == "illegal-memory-access"
     assert "scheduler-crash" not in a.fired()
+
+
+def test_a_deepgemm_device_assert_is_a_kernel_fault(tmp_path: Path) -> None:
+    from tests.conftest import analyze_text
+    line = ("Assertion failed: /opt/venv/lib/python3.12/site-packages/deep_gemm/include/deep_gemm/impls/"
+            "sm90_fp8_gemm_1d2d.cuh:211, condition: scale_b_ptr != nullptr\n")
+    a = analyze_text(tmp_path, line * 3)
+    assert a.root_cause is not None and a.root_cause.name == "illegal-memory-access"
+    assert a.root_cause.data["backend"] == "DeepGEMM"
+    # The same printf from a host-side assert (a .hpp) is no kernel fault.
+    host = line.replace("impls/sm90_fp8_gemm_1d2d.cuh:211", "jit_kernels/impls/runtime.hpp:88")
+    assert "illegal-memory-access" not in analyze_text(tmp_path, host, name="host.log").fired()
+
+
+def test_a_kernel_fault_after_serving_is_a_crash_while_serving(tmp_path: Path) -> None:
+    # A sticky CUDA error: the torch NCCL watchdog surfaces it and the process cannot go on.
+    from tests.conftest import analyze_text
+    text = "\n".join([
+        ("[2025-12-09 02:28:12 TP0] Prefill batch, #new-seq: 3, #new-token: 1025, #cached-token: 0, token usage: 0.01, "
+         "#running-req: 2, #queue-req: 0"),
+        ("[rank1]:[E1209 02:28:15.281862353 ProcessGroupNCCL.cpp:2057] [PG ID 2 PG GUID 3 Rank 1] Process group "
+         "watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"),
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.root_cause is not None and a.root_cause.name == "illegal-memory-access"
+    assert a.outcome == "crashed-while-serving"
+    assert "nccl-timeout" not in a.fired()

@@ -20,6 +20,8 @@ _STARTUP_FUNCS = frozenset({
     "init_prefill_cuda_graph", "capture", "profile_max_num_token", "init_distributed_environment",
     # The main process's argument processing runs before any server process exists.
     "prepare_server_args", "from_cli_args", "check_server_args",
+    # CUDA-graph capture of one batch size (cuda_graph_runner, its piecewise and draft variants).
+    "capture_one_batch_size",
 })
 _PROCESS_ENTRY_FUNCS = frozenset({
     "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",

@@ -57,7 +57,8 @@ def _fault(hit: Found) -> str:
 
 
 @rule(code="KRN003", name="illegal-memory-access", family="kernels", severity=Severity.ERROR,
-      needs=("tracebacks",), fallback=True, follow_on=True)
+      needs=("tracebacks",), fallback=True, follow_on=True,
+      crash=True)  # a kernel fault is a sticky CUDA error: the context is lost and the process with it
 def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
     """A GPU kernel faulted (illegal memory access, device-side assert, launch failure).
 
