@@ -184,8 +184,8 @@ def test_the_log_exercises_the_expensive_paths(counted: tuple[Counter[str], Coun
 
 def test_the_counter_catches_a_quadratic_step(tmp_path: Path) -> None:
     """The instrument itself: a rule-like step that scans all events once per event is caught."""
-    from logparse.parsing.pipeline import parse_file
     from logparse.model.events import Event
+    from logparse.parsing.pipeline import parse_file
 
     def per_event_scan(path: Path) -> int:
         log = parse_file(str(path))
