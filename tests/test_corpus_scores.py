@@ -52,6 +52,42 @@ def test_new_cases_have_provenance() -> None:
         assert case.labels.get("note"), f"{case.split}/{case.name}: label has no note"
 
 
+# The label format's facts vocabulary (shared/corpus/README.md, "Facts vocabulary").
+FACT_KEYS = frozenset({
+    "ranks", "tp_size", "dp_size", "first_error_rank", "exception_type", "exit_code", "errno", "ready",
+    "cuda_graph_capture_s", "draft_cuda_graph_capture_s", "cuda_graph_max_bs", "kv_cache_tokens",
+    "max_running_requests", "context_len", "profiled_max_total_tokens", "weight_mem_usage_gb",
+    "avail_mem_after_weights_gb", "decode_lines", "prefill_lines", "accept_len_mean", "accept_rate_mean",
+    "gen_throughput_max", "token_usage_max", "queue_req_max", "running_req_max", "mamba_usage_max",
+    "cuda_graph_false_lines", "retractions", "oom", "nccl_timeout", "nccl_nranks", "nccl_version",
+    "watchdog_timeout_s", "watchdog_batch_size", "warmup_http_status", "jit_compile_s", "gpu_sm",
+    "cuda_error", "quant_block", "hicache", "port_in_use", "bench", "bench_one_batch", "bench_runs",
+    "send_one",
+})
+OUTCOMES = {None, "ready", "serving", "stopped", "crashed-at-startup", "crashed-while-serving", "hung", "incomplete"}
+
+
+def test_new_labels_are_well_formed() -> None:
+    from logparse.rules import lookup
+
+    bad: list[str] = []
+    for case in cases(["dev", "holdout"]):
+        lab, where = case.labels, f"{case.split}/{case.name}"
+        names = [n for n in [lab.get("root"), *lab.get("expect", []), *lab.get("forbid", [])] if n is not None]
+        bad += [f"{where}: {n!r} is no diagnosis" for n in names if lookup(n) is None]
+        if lab.get("root") is not None and lab["root"] not in lab.get("expect", []):
+            bad.append(f"{where}: root {lab['root']!r} not in expect")
+        bad += [f"{where}: {n!r} both expected and forbidden" for n in set(lab.get("expect", [])) & set(lab.get("forbid", []))]
+        bad += [f"{where}: fact {k!r} is not in the vocabulary" for k in lab.get("facts", {}) if k not in FACT_KEYS]
+        if lab.get("outcome") not in OUTCOMES:
+            bad.append(f"{where}: outcome {lab.get('outcome')!r}")
+        if lab.get("phase") is not None and lab.get("root") != "cuda-oom" and "cuda-oom" not in lab.get("expect", []):
+            bad.append(f"{where}: phase without cuda-oom")
+        if not case.log.is_file():
+            bad.append(f"{where}: no .log")
+    assert not bad, "\n".join(bad)
+
+
 def test_whole_corpus_meets_the_targets(scores: dict[str, Score]) -> None:
     whole = scores.get("all", scores["shared"])
     misses = [
