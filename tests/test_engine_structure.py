@@ -162,3 +162,17 @@ def test_a_cut_traceback_inside_cuda_graph_capture_is_a_start_up_crash(tmp_path:
     a = analyze_text(tmp_path, text)
     assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
     assert a.outcome == "crashed-at-startup"
+
+
+def test_a_cut_tail_of_library_frames_stays_a_crash_but_an_actor_death_is_a_consequence(tmp_path: Path) -> None:
+    tail = "\n".join([
+        '  File "/usr/local/lib/python3.12/dist-packages/flashinfer/utils.py", line 758, in get_shuffle_matrix',
+        "    assert K % 4 == 0",
+        "AssertionError",
+        "",
+    ])
+    assert "scheduler-crash" in analyze_text(tmp_path, tail).fired()
+    died = ("ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=3369646, ip=10.21.175.69, "
+            "actor_id=0b280a78e9337f3e9dce5e8001000000)\n")
+    a = analyze_text(tmp_path, died, name="died.log")
+    assert "scheduler-crash" not in a.fired() and a.root_cause is None

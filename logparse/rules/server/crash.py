@@ -37,11 +37,24 @@ def _server_frame(path: str) -> bool:
     return in_sglang(path) and ("/srt/" in path or "sgl_kernel" in path or "sgl-kernel" in path)
 
 
+# Ray's exceptions for an actor that died elsewhere: the driver waiting on it re-raises them (the
+# actor's own error, if any, is in its log) — a consequence, never a server process's crash.
+_ACTOR_DIED = ("ActorDiedError", "RayActorError", "ActorUnavailableError")
+
+
 def _foreign(tb: Traceback) -> bool:
-    """A traceback that no server process printed: it has frames, none in SGLang's server runtime, no
-    process header (`Scheduler hit an exception`) and no rank tag — a Ray driver's `ray.get` raising
-    an actor's death, a benchmark script's own bug. The server's exception, if any, is elsewhere."""
-    return bool(tb.frames) and not tb.process and not tb.rank and not any(_server_frame(f.path) for f in tb.frames)
+    """A traceback that no server process printed (no process header such as `Scheduler hit an
+    exception`, no rank tag, no frame of SGLang's server runtime) and that says whose it is: an
+    SGLang tool's frames (a bench script's own bug), Ray's client API raising from `ray.get`, or a
+    Ray actor-death exception. A cut tail of library frames (flashinfer, torch) stays a crash."""
+    if tb.process or tb.rank or any(_server_frame(f.path) for f in tb.frames):
+        return False
+    if any(t in (tb.exc_type or "") for t in _ACTOR_DIED):
+        return True
+    paths = [f.path.replace("\\", "/") for f in tb.frames]
+    if any(in_sglang(p) for p in paths):
+        return True  # SGLang's tools (bench_*, test): their own bug, not the server's
+    return bool(paths) and "/ray/" in paths[-1]  # raised inside Ray's client API (ray.get)
 
 
 def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
