@@ -405,3 +405,15 @@ def test_campaign_cases_leak_no_secret_in_analyze_json(tmp_path: Path) -> None:
         res = CliRunner().invoke(main, ["analyze", "--format", "json", "--jobs", "1", str(path)])
         assert res.exit_code in (0, 1), res.output
         assert "AKIAIOSFODNN7EXAMPLE" not in res.output, name
+
+
+def test_a_rule_of_dashes_glued_to_a_title_is_no_flag() -> None:
+    """bench_serving's section rules ('-----Inter-Token Latency-----') hold '-token' after dashes:
+    not a `--…-token VALUE` flag, which starts a word (seen in a real bench_serving block)."""
+    from logparse.render.redact import redact_text
+
+    rule = "---------------Inter-Token Latency----------------"
+    assert redact_text(rule) == rule
+    assert redact_text("      " + rule) == "      " + rule
+    assert redact_text("serve --inter-token abc123") == "serve --inter-token [REDACTED]"
+    assert redact_text('cmd="--api-key abc123"') == 'cmd="--api-key [REDACTED]"'

@@ -98,7 +98,9 @@ _FOLDED: list[tuple[str, str]] = [
     ("bearer-token", _starts_word("bearer") + r"""[ \t]+(?P<v>[a-z0-9._~+/=\-]{6,}[^\s'",;]*)"""),
     ("url-password", r"""://[^\s/?#@:'"<>]{0,256}:(?!//)(?P<v>[^\s'"<>]{1,256})(?=@)"""),
     *[("url-secret", rf"\{c}(?:{_QUERY_NAMES})=(?P<v>[^\s&#'\"<>]+)") for c in "?&;"],
-    ("secret-flag", rf"--(?:[a-z0-9]+-){{0,6}}(?:{_FLAG_NAMES})(?![\w-])(?:[ \t]+|=)(?!--)(?P<v>{_VALUE})"),
+    # A flag starts a word: '--' after a space, quote, bracket, comma or '=' (or at the start), so
+    # that a rule of dashes glued to a title ('-----Inter-Token Latency-----') is no '--…-token'.
+    ("secret-flag", rf"-(?<![^\s'\"\[(,=]-)-(?:[a-z0-9]+-){{0,6}}(?:{_FLAG_NAMES})(?![\w-])(?:[ \t]+|=)(?!--)(?P<v>{_VALUE})"),
     *_NAME_ALTS,
     ("hf-token", rf"{_starts_word('hf_', _TOKEN_START)}[a-z0-9]{{16,}}"),
     ("github-token", rf"{_starts_word('gh', _TOKEN_START)}[pousr]_[a-z0-9]{{20,}}"),
