@@ -176,3 +176,16 @@ def test_a_cut_tail_of_library_frames_stays_a_crash_but_an_actor_death_is_a_cons
             "actor_id=0b280a78e9337f3e9dce5e8001000000)\n")
     a = analyze_text(tmp_path, died, name="died.log")
     assert "scheduler-crash" not in a.fired() and a.root_cause is None
+
+
+def test_a_cut_0_1_router_init_traceback_is_a_start_up_crash(tmp_path: Path) -> None:
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/opt/sglang/python/sglang/srt/managers/router/manager.py", line 68, in start_router_process',
+        "    model_client = ModelRpcClient(server_args, port_args)",
+        '  File "/h',
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
+    assert a.outcome == "crashed-at-startup"

@@ -22,6 +22,8 @@ _STARTUP_FUNCS = frozenset({
     "prepare_server_args", "from_cli_args", "check_server_args",
     # CUDA-graph capture of one batch size (cuda_graph_runner, its piecewise and draft variants).
     "capture_one_batch_size",
+    # 0.1.x: the router process builds its model workers here; its serving loop is loop_for_forward.
+    "start_router_process",
 })
 _PROCESS_ENTRY_FUNCS = frozenset({
     "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",
