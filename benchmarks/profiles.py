@@ -13,7 +13,7 @@ log (`benchmarks.generate.Generator`) with its knobs turned or its hooks filled:
 | startup-heavy | TP64 launches with a long `server_args=` dump, each serving a little and shutting down (a parameter sweep): about half the lines are per-rank start-up lines |
 | failure-heavy | thousands of scheduler tracebacks, several ranks at once, interleaved with each other and with stats lines; `[rankN]:`-prefixed tracebacks; Python/SGLang warnings; NCCL WARN and c10d watchdog lines |
 | wrapper-prefixed | the default log with a wrapper prefix on every line: docker-compose, `kubectl --timestamps` and Ray actor prefixes, switching every 20,000 lines (three deployments' captures concatenated) |
-| long-running | days of log time (about 1.3 days per 100k lines) at a low request rate with `--log-requests` Receive/Finish lines and client aborts: one distinct request id per ~6 lines |
+| long-running | weeks of log time (about 3.6 days per 100k lines) at a low request rate with `--log-requests` Receive/Finish lines and client aborts: one distinct request id per ~7 lines |
 | unrecognized | ~80 % of the lines are foreign: other apps' Python logging, JSON logs, nginx and klog lines, shell output, prose |
 | corpus | the real shared corpus files (``/work/shared/corpus/*.log``, else ``fixtures/corpus/shared-dev``) concatenated and repeated to N lines |
 """
@@ -262,9 +262,9 @@ class WrapperPrefixed(Generator):
 # -- long-running ----------------------------------------------------------------------------
 
 class LongRunning(Generator):
-    """A quiet service left running for days with `--log-requests`: every request id logged."""
+    """A quiet service left running for weeks with `--log-requests`: every request id logged."""
 
-    rate_scale = 0.25
+    rate_scale = 0.05
     out_mu = 4.5  # short answers (median ~90 tokens): many requests per stats line
     health_every = 30.0
     metrics_every = 60.0
@@ -397,7 +397,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("startup-heavy", "TP64 relaunches, long server_args", 64, _run(StartupHeavy)),
     Profile("failure-heavy", "interleaved tracebacks, warnings, NCCL", 8, _run(FailureHeavy)),
     Profile("wrapper-prefixed", "docker-compose / k8s / Ray prefixes", 8, _run(WrapperPrefixed)),
-    Profile("long-running", "days, one request id per ~6 lines", 8, _run(LongRunning)),
+    Profile("long-running", "weeks, one request id per ~7 lines", 8, _run(LongRunning)),
     Profile("unrecognized", "~80 % foreign lines", 8, _run(Unrecognized)),
     Profile("corpus", "the shared corpus, repeated", 8, write_corpus),
 )}

@@ -113,8 +113,12 @@ class _Sampler(threading.Thread):
 
 
 def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
-            stderr_path: Path, timeout: float | None = None, sample: bool = False) -> dict[str, Any]:
-    """Run `cmd` once as a fresh child; wall/CPU/peak RSS of that child via os.wait4."""
+            stderr_path: Path, timeout: float | None = None, sample: bool = False,
+            cwd: Path | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `cmd` once as a fresh child; wall/CPU/peak RSS of that child via os.wait4.
+
+    `cwd` (default: the repository) and `env` (default: inherited) let the scaling benchmark
+    time another checkout of logdiag (the tree before a change) with its own cache."""
 
     def preexec() -> None:
         if cpus:
@@ -128,7 +132,7 @@ def measure(cmd: list[str], *, cpus: set[int] | None, stdout_path: Path | None,
         # preexec_fn only calls sched_setaffinity; no runner threads are alive at this point
         # (the sampler and timer of earlier runs have been joined/cancelled).
         p = subprocess.Popen(
-            cmd, cwd=REPO, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+            cmd, cwd=cwd or REPO, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
             preexec_fn=preexec, start_new_session=True,  # noqa: PLW1509
         )
         sampler = _Sampler(p.pid) if sample else None
