@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_failure_heavy_interleaves_tracebacks(tmp_path: Path):
     # two records open at once: a second head before the first one's final error line
     ends = [i for i, x in enumerate(lines)
             if re.match(r"(\[rank\d+\]: )?[\w.]+(Error|Exception): ", x)]
-    overlapping = sum(1 for h, h2 in zip(heads, heads[1:], strict=False)
+    overlapping = sum(1 for h, h2 in pairwise(heads)
                       if not any(h < e < h2 for e in ends))
     assert overlapping >= 3
     assert any(" NCCL WARN " in x for x in lines)
