@@ -189,3 +189,51 @@ def test_a_cut_0_1_router_init_traceback_is_a_start_up_crash(tmp_path: Path) -> 
     a = analyze_text(tmp_path, text)
     assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
     assert a.outcome == "crashed-at-startup"
+
+
+_UP_THEN_LOOP = "\n".join([  # noqa: FLY002 — one log line per item
+    "[2026-04-23 07:32:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+    '[2026-04-23 07:32:02] INFO:     127.0.0.1:34224 - "GET /model_info HTTP/1.1" 200 OK',
+    "{ready}",
+    "[2026-04-23 07:32:10 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+    f'  File "{SG}/managers/scheduler.py", line 3277, in run_scheduler_process',
+    "    scheduler.event_loop_overlap()",
+    "",
+])
+
+
+def test_a_loop_crash_after_uvicorn_started_may_be_the_warmup(tmp_path: Path) -> None:
+    # uvicorn runs before SGLang sends its warmup request: up by uvicorn alone is not served.
+    a = analyze_text(tmp_path, _UP_THEN_LOOP.format(ready=""))
+    assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
+    assert a.outcome is None
+    ready = "[2026-04-23 07:32:05] The server is fired up and ready to roll!"
+    b = analyze_text(tmp_path, _UP_THEN_LOOP.format(ready=ready), name="ready.log")
+    assert b.outcome == "crashed-while-serving"
+
+
+def test_sglang_cli_and_diffusion_frames_are_sglangs_own(tmp_path: Path) -> None:
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/opt/sglang/python/sglang/cli/main.py", line 26, in main',
+        "    args.func(args, extra_argv)",
+        '  File "/opt/sglang/python/sglang/multimodal_gen/__init__.py", line 5, in <module>',
+        "    from sglang.multimodal_gen.runtime.entrypoints.diffusion_generator import DiffGenerator",
+        '  File "/opt/sglang/python/sglang/multimodal_gen/runtime/pipelines/__init__.py",',
+        "",
+    ])
+    assert "scheduler-crash" in analyze_text(tmp_path, text).fired()
+
+
+def test_python_loggings_error_report_is_not_a_crash(tmp_path: Path) -> None:
+    text = "\n".join([
+        "--- Logging error ---",
+        "Call stack:",
+        f'  File "{SG}/entrypoints/engine.py", line 343, in sigquit_handler',
+        "    logger.error(",
+        "Message: 'Received sigquit from a child proces. It usually means the child failed.'",
+        "Arguments: ()",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert "scheduler-crash" not in a.fired() and a.root_cause is None

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from logparse.engine.roles import declared_stage, role_of
 from logparse.engine.rootcause import pick_root
-from logparse.model.events import ExceptionLine, Severity, Traceback
+from logparse.model.events import ExceptionLine, ServerReady, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.run.launches import within
+from logparse.run.readiness import warmup_answered_line
 from logparse.run.stage import traceback_phase
 from logparse.run.vocab import FATAL_EVENTS
 
@@ -83,6 +84,17 @@ def crash_stage(tb: Traceback | None) -> str:
     return "unknown" if tb is None else traceback_phase(tb)
 
 
+def _served_before(lc: Lifecycle, crash: int) -> bool:
+    """Whether the attempt had finished its warmup or served someone before line `crash`: SGLang's
+    ready marker (printed after the warmup returns), an answered warmup, or user traffic."""
+    marker = lc.ready_event
+    if isinstance(marker, ServerReady) and marker.line <= crash:
+        return True
+    answered = warmup_answered_line(lc.log, lc.launch.first_line, lc.launch.last_line)
+    traffic = lc.traffic_line
+    return any(x is not None and x <= crash for x in (answered, traffic)) or lc.served_per_findings
+
+
 def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], crash: int) -> str | None:
     cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
     stage = crash_stage(_crash_traceback(lc.log, cause, crash))
@@ -94,7 +106,11 @@ def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], 
         lc.served_per_findings = True  # the run model's readiness must agree with this outcome
         return "crashed-while-serving"
     if lc.up_before(crash):
-        return "crashed-while-serving"
+        if _served_before(lc, crash):
+            return "crashed-while-serving"
+        # Up only by uvicorn's own lines: SGLang sends its warmup request after uvicorn starts and
+        # says it is ready when that returns, so a crash here may be the warmup batch.
+        return None
     if stage == "serving":
         return None  # the request loop's first batch may have been the warmup request
     return "crashed-at-startup" if lc.startup_seen else None

@@ -30,11 +30,17 @@ def _message_after(ctx: RuleContext, tb: Traceback) -> tuple[str, int] | None:
     return None
 
 
-def _server_frame(path: str) -> bool:
-    """A frame of SGLang's server runtime (`sglang/srt/…`, the kernel package), not of its tools
-    (`sglang/bench_*.py`, `sglang/test/…`) or of another program."""
+def _tool_frame(path: str) -> bool:
+    """A frame of one of SGLang's client tools (`sglang/bench_*.py`, `sglang/test/…`): a benchmark or
+    test program talking to a server, not a server process."""
     path = path.replace("\\", "/")
-    return in_sglang(path) and ("/srt/" in path or "sgl_kernel" in path or "sgl-kernel" in path)
+    return in_sglang(path) and (path.rsplit("/", 1)[-1].startswith("bench_") or "/sglang/test/" in path)
+
+
+def _server_frame(path: str) -> bool:
+    """A frame of SGLang itself other than its client tools: the server runtime (`srt/`), its CLI
+    (`sglang/cli/`), diffusion runtime (`multimodal_gen/`), the kernel package."""
+    return in_sglang(path.replace("\\", "/")) and not _tool_frame(path)
 
 
 # Ray's exceptions for an actor that died elsewhere: the driver waiting on it re-raises them (the
@@ -52,9 +58,17 @@ def _foreign(tb: Traceback) -> bool:
     if any(t in (tb.exc_type or "") for t in _ACTOR_DIED):
         return True
     paths = [f.path.replace("\\", "/") for f in tb.frames]
-    if any(in_sglang(p) for p in paths):
-        return True  # SGLang's tools (bench_*, test): their own bug, not the server's
+    if any(_tool_frame(p) for p in paths):
+        return True  # SGLang's client tools (bench_*, test): their own bug, not a server's
     return bool(paths) and "/ray/" in paths[-1]  # raised inside Ray's client API (ray.get)
+
+
+def _logging_dump(ctx: RuleContext, tb: Traceback, dumps: list[int]) -> bool:
+    """A stack without an exception line that Python logging printed (`--- Logging error ---` /
+    `Call stack:` before it, `Message: '…'` right after it): the frames of a logging call, not a
+    process dying."""
+    end = tb.end_line or tb.line
+    return any(tb.line - 2 <= n <= end + 2 for n in dumps)
 
 
 def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
@@ -128,6 +142,7 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     of that rank (its last line names the exception). Search the SGLang issues for the exception text.
     """
     dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
+    dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
         if tb.exc_type in ("KeyboardInterrupt", "SystemExit"):
             continue
@@ -137,6 +152,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             continue  # waiting for a scheduler that is already reported dead
         if _foreign(tb):
             continue  # another program's traceback (a Ray driver, a training loop): not a server process
+        if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
+            continue  # Python logging's report of a record it failed to write: the record says what happened
         yield _traceback_finding(ctx, tb)
     # A wrapper-formatted ERROR record of the scheduler cut before its message (dynamo's tracing format).
     for hit in ctx.message_lines("cut-tracing-target"):
