@@ -237,3 +237,14 @@ def test_python_loggings_error_report_is_not_a_crash(tmp_path: Path) -> None:
     ])
     a = analyze_text(tmp_path, text)
     assert "scheduler-crash" not in a.fired() and a.root_cause is None
+
+
+def test_one_warmup_prefill_per_dp_rank_is_not_traffic(tmp_path: Path) -> None:
+    # DP attention: SGLang's warmup sends one request to each DP rank.
+    line = ("[2025-12-26 23:02:39 DP{d} TP{d} EP{d}] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, "
+            "token usage: 0.00, #running-req: 0, #queue-req: 0")
+    warm = "\n".join(line.format(d=d) for d in range(4)) + "\n"
+    a = analyze_text(tmp_path, warm)
+    assert a.outcome is None  # warmup in flight, or already serving: the excerpt cannot tell
+    again = warm + line.format(d=2) + "\n"
+    assert analyze_text(tmp_path, again, name="again.log").outcome == "serving"

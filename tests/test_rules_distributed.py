@@ -379,3 +379,13 @@ def test_a_c10d_store_socket_timeout_is_no_watchdog_hang(tmp_path: Path) -> None
     text = ("[rank1]:[W623 15:37:01.824135523 socket.cpp:485] [c10d] waitForInput: socket SocketImpl(fd=100, "
             "addr=[node-0.example.net]:43590, remote=[node-0.example.net]:20000) timed out after 1800000ms\n")
     assert "nccl-timeout" not in analyze(write(tmp_path, text)).fired()
+
+
+def test_timeout_at_nccl_work_without_the_worknccl_line_is_a_collective_timeout(tmp_path: Path) -> None:
+    text = ("[rank3]:[E214 06:46:21.341531487 ProcessGroupNCCL.cpp:1834] [PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL "
+            "work: 5120, last enqueued NCCL work: 5121, last completed NCCL work: 5119.\n")
+    a = analyze(write(tmp_path, text))
+    f = only(a, "nccl-timeout")
+    assert f.data["nccl_timeout"]["seq"] == 5120 and f.data["nccl_timeout"]["rank"] == 3
+    assert f.data["nccl_timeout"]["last_completed"] == 5119
+    assert a.outcome == "hung"

@@ -51,7 +51,17 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         if lc.shutdown_line is not None:
             return "stopped"
         return "serving" if lc.serving else "ready"
+    if _warmup_batches_only(lc):
+        # Prefill lines that may be SGLang's own warmup (one per DP rank), no ready marker: still
+        # starting (warmup in flight) or already serving — the excerpt cannot tell.
+        return None
     return "incomplete" if lc.startup_seen else None
+
+
+def _warmup_batches_only(lc: Lifecycle) -> bool:
+    """The attempt printed prefill stats (not counted as traffic: they may be the warmup's)."""
+    p = lc.log.prefill
+    return any(lc.launch.first_line <= n <= lc.launch.last_line for n in p.line)
 
 
 def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> int | None:

@@ -69,8 +69,16 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         found.append(d.line[i])
     p = log.prefill
     lo, hi = bisect_left(p.line, start), bisect_right(p.line, end)
-    if hi - lo > 1:
-        found.append(p.line[lo + 1])
+    # The warmup is one prefill per data-parallel rank (DP attention sends one request to each): a
+    # second prefill line of the same DP rank is someone else's request.
+    seen: set[str | None] = set()
+    ranks = p.ranks.values
+    for k in range(lo, hi):
+        key = _dp_key(ranks[p.rank[k]])
+        if key in seen:
+            found.append(p.line[k])
+            break
+        seen.add(key)
     # SGLang's warmup is one request alone: a prefill batch with another request already running or
     # queued is user traffic, even when it is the only prefill line the excerpt kept.
     running, queue = p.cols["running"], p.cols["queue"]
@@ -108,6 +116,13 @@ def warmup_answered_line(log: ParsedLog, start: int, end: int) -> int | None:
         if strings[a.path[k]] == "/generate" and 200 <= a.status[k] < 300:
             return int(a.line[k])
     return None
+
+
+def _dp_key(rank: str | None) -> str | None:
+    """The data-parallel part of a rank tag (`DP1 TP1 EP1` → `DP1`); None without DP."""
+    if not rank:
+        return None
+    return next((part for part in rank.split() if part.startswith("DP")), None)
 
 
 def _pos(v: float) -> bool:

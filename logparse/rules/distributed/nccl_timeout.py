@@ -162,7 +162,31 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
         if hang:
             found = True
             yield _heartbeat_finding(ctx, hang)
+    if not found:
+        # `Timeout at NCCL work: N` without the WorkNCCL line (cut, or another torch release's order).
+        work = [h for h in ctx.message_lines("nccl-work-timeout") if not is_command_line(ctx, h.line)]
+        if work:
+            found = True
+            yield _work_timeout_finding(ctx, work)
     yield from _native_abort(ctx, found)
+
+
+def _work_timeout_finding(ctx: RuleContext, hits: list[MessageHit]) -> Finding:
+    """One finding for torch's `Timeout at NCCL work: N` lines: the work's sequence number and rank."""
+    first = hits[0]
+    fields: dict[str, Any] = {"seq": first.fields["seq"]}
+    for k, v in _work(ctx, ctx.text(first.line)).items():
+        if k in ("rank", "last_completed", "last_enqueued"):
+            fields.setdefault(k, v)
+    ev = event_at(ctx, first.line)
+    if isinstance(ev, C10dLog) and ev.torch_rank is not None:
+        fields.setdefault("rank", ev.torch_rank)
+    on = f" on rank {fields['rank']}" if "rank" in fields else ""
+    last = f"; the last completed work is {fields['last_completed']}" if "last_completed" in fields else ""
+    message = (f"NCCL work SeqNum={fields['seq']} timed out{on}: torch's NCCL watchdog reports `Timeout at NCCL "
+               f"work`{last} (the WorkNCCL line with the collective is not in the excerpt)")
+    return ctx.finding("nccl-timeout", message, _timeout_remedy(fields), lines=[(h.line, h.line) for h in hits[:32]],
+                       data={"nccl_timeout": fields}, fingerprint=_fingerprint(fields))
 
 
 def _heartbeat_finding(ctx: RuleContext, hits: list[MessageHit]) -> Finding:
