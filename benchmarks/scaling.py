@@ -375,6 +375,12 @@ def render(res: dict[str, Any]) -> str:
         L.append(f"| {prof} | " + " | ".join(
             f"{_f(tg[k]['value'])} {'✓' if tg[k]['status'] == 'met' else ('✗' if tg[k]['status'] == 'MISSED' else '')}"
             for k in TARGETS) + " |")
+    L.append("")
+    L.append("CPU time (user+sys) at the largest size, s: " + "; ".join(
+        f"{prof} " + ", ".join(
+            f"{k} {_f(c['cpu_s'], '.1f')}" for k, c in sizes["runs"][max(sizes["runs"], key=int)]
+            ["tools"].items() if c.get("ok") and not k.startswith("floor"))
+        for prof, sizes in res["profiles"].items()))
     st = res.get("startup")
     if st:
         L.append("")
@@ -394,9 +400,19 @@ def render(res: dict[str, Any]) -> str:
                  f"{_f(_ratio(_wall(t.get(k)), read), '.0f')}×"
                  for k in tools if t.get(k, {}).get("ok")]
         L.append(f"- {prof} ({int(size):,} lines): " + "; ".join(parts))
-    if res["warnings"]:
+    contended = [c["cpu_per_wall"] for sizes in res["profiles"].values()
+                 for b in sizes["runs"].values() for k, c in b["tools"].items()
+                 if c.get("ok") and k != "analyze-j2"]
+    low = [x for x in contended if x < 0.85]
+    if low:
         L.append("")
-        L.append("Warnings: " + "; ".join(res["warnings"]))
+        L.append(f"Contention: {len(low)} of {len(contended)} one-core runs got less than 0.85 s "
+                 f"of CPU per wall second on their pinned core (lowest {min(low):.2f}); their wall "
+                 "times are inflated; the CPU times above are steadier.")
+    failed = [w_ for w_ in res["warnings"] if "failed" in w_]
+    if failed:
+        L.append("")
+        L.append("Failures: " + "; ".join(failed))
     return "\n".join(L)
 
 
@@ -431,7 +447,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="result file (default OUT/scaling.json)")
     ap.add_argument("--keep", action="store_true", help="keep the >1M-line logs")
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--render", metavar="JSON", default=None,
+                    help="only print the Markdown of an earlier run's JSON")
+    ap.add_argument("--merge", metavar="JSON", action="append", default=[],
+                    help="with --render: add the profiles/sizes of more JSON files (fits and "
+                         "targets are recomputed over the union)")
     a = ap.parse_args(argv)
+    if a.render:
+        res = json.loads(Path(a.render).read_text())
+        for extra in a.merge:
+            more = json.loads(Path(extra).read_text())
+            for prof, v in more["profiles"].items():
+                res["profiles"].setdefault(prof, {"runs": {}})["runs"].update(v["runs"])
+            res["warnings"] += more.get("warnings", [])
+        for v in res["profiles"].values():
+            v["exponents"] = fits(v["runs"])
+            v["targets"] = evaluate(v["runs"], v["exponents"])
+        print(render(res))
+        return 0
 
     names = list(PROFILES) if a.profiles == "all" else [p for p in a.profiles.split(",") if p]
     for n in names:
