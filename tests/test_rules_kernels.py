@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from logparse.engine.core import analyze
 from tests.conftest import CORPUS
 from tests.conftest import analyze_text as run
@@ -318,3 +320,41 @@ def test_a_kernel_fault_after_serving_is_a_crash_while_serving(tmp_path: Path) -
     assert a.root_cause is not None and a.root_cause.name == "illegal-memory-access"
     assert a.outcome == "crashed-while-serving"
     assert "nccl-timeout" not in a.fired()
+
+
+# sgl-kernel's load_utils report (0.3.x+) as the message of an ImportError raised in the scheduler.
+_COMMON_OPS_REPORT = "\n".join([  # noqa: FLY002 — one log line per item
+    "[2025-10-01 10:00:00] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/layers/activation.py", line 30, in <module>',
+    "    from sgl_kernel import gelu_and_mul, silu_and_mul",
+    '  File "/usr/local/lib/python3.12/dist-packages/sgl_kernel/__init__.py", line 27, in <module>',
+    "    common_ops = _load_architecture_specific_ops()",
+    '  File "/usr/local/lib/python3.12/dist-packages/sgl_kernel/load_utils.py", line 188, in _load_architecture_specific_ops',
+    "    raise ImportError(error_msg)",
+    "ImportError: ",
+    "[sgl_kernel] CRITICAL: Could not load any common_ops library!",
+    "",
+    "GPU Info:",
+    "- Compute capability: 120",
+    "",
+    "Error details from previous import attempts:",
+    "- ImportError: {attempt}",
+    "- ModuleNotFoundError: No module named 'common_ops'",
+    "",
+])
+
+
+@pytest.mark.parametrize(("attempt", "cause"), [
+    ("libnuma.so.1: cannot open shared object file: No such file or directory", "missing-system-library"),
+    ("/usr/local/lib/python3.12/dist-packages/sgl_kernel/sm120/common_ops.abi3.so: undefined symbol: "
+     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "torch-abi"),
+    ("libcudart.so.13: cannot open shared object file: No such file or directory", "missing-library"),
+])
+def test_the_common_ops_report_as_an_import_errors_message_is_the_root(tmp_path: Path, attempt: str,
+                                                                        cause: str) -> None:
+    from tests.conftest import analyze_text
+    a = analyze_text(tmp_path, _COMMON_OPS_REPORT.replace("{attempt}", attempt))
+    assert a.root_cause is not None and a.root_cause.name == "kernel-library-mismatch"
+    assert a.root_cause.data["cause"] == cause
+    assert "scheduler-crash" not in a.fired()
+    assert "''" not in a.root_cause.remedy and a.outcome == "crashed-at-startup"

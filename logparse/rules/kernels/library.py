@@ -27,6 +27,9 @@ IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "OSError"})
 TORCH_NAMESPACES = frozenset({"c10", "at", "torch", "caffe2"})
 # Libraries the NVIDIA driver installs (not the CUDA toolkit or a wheel): missing means no visible driver.
 DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
+# Libraries of the CUDA toolkit and NVIDIA's runtime wheels (cudart, cublas, nvrtc, cudnn, nccl, nvshmem…):
+# a missing one means wheels built for another CUDA; any other missing library is the OS image's.
+CUDA_LIBRARIES = ("libcu", "libnv", "libnccl", "libcudnn", "libnpp", "libcufft", "libcurand", "libcusparse")
 
 
 def is_driver_symbol(name: str) -> bool:
@@ -97,6 +100,12 @@ def mismatch_remedy(code: str, fields: dict[str, Any], lib: str) -> tuple[str, d
         return (f"`{fields['lib']}` comes with the NVIDIA driver, and the loader cannot find it: in a container, run it "
                 "with the NVIDIA runtime (`--gpus all` / `--runtime nvidia`); otherwise add the driver's library "
                 "directory (e.g. `/usr/local/cuda/compat` or `/usr/lib/x86_64-linux-gnu`) to `LD_LIBRARY_PATH`"), data
+    if code == "shared-object-missing" and fields.get("lib") and not str(fields["lib"]).startswith(CUDA_LIBRARIES):
+        data["cause"] = "missing-system-library"
+        data["missing"] = fields["lib"]
+        return (f"{lib} links against `{fields['lib']}`, an operating-system library this image lacks: install the "
+                "distribution package that provides it in the image (or add its directory to `LD_LIBRARY_PATH`); "
+                "the kernel wheels themselves are not the problem"), data
     if code == "shared-object-missing" and fields.get("lib"):
         data["cause"] = "missing-library"
         data["missing"] = fields["lib"]
@@ -113,7 +122,8 @@ def _what(hit: Found) -> str:
         return f"undefined symbol: {hit.fields['symbol']}"
     if hit.code == REPORT:
         return "Could not load any common_ops library"
-    return hit.text
+    # The loader's report lists each import attempt as a `- Type: message` bullet.
+    return hit.text.strip().removeprefix("- ")
 
 
 def _raiser(ctx: RuleContext, line: int) -> Traceback | None:
