@@ -358,3 +358,55 @@ def test_the_common_ops_report_as_an_import_errors_message_is_the_root(tmp_path:
     assert a.root_cause.data["cause"] == cause
     assert "scheduler-crash" not in a.fired()
     assert "''" not in a.root_cause.remedy and a.outcome == "crashed-at-startup"
+
+
+def _capture_failure(cause: str, runner: str = "model_executor/cuda_graph_runner.py") -> str:
+    """SGLang's capture wrapper around a CUDA error (0.4.x–0.5.x shape): the capture traceback, then
+    `Exception: Capture cuda graph failed: <cause>` raised from the runner's __init__."""
+    sg = "/sgl-workspace/sglang/python/sglang/srt"
+    return "\n".join([
+        "[2025-06-10 10:00:02 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=18.00 GB",
+        "[2025-06-10 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        f'  File "{sg}/{runner}", line 380, in capture',
+        "    ) = self.capture_one_batch_size(bs, forward)",
+        f'  File "{sg}/{runner}", line 470, in capture_one_batch_size',
+        "    run_once()",
+        f"RuntimeError: {cause}",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        f'  File "{sg}/managers/scheduler.py", line 2500, in run_scheduler_process',
+        "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)",
+        f'  File "{sg}/{runner}", line 302, in __init__',
+        "    raise Exception(",
+        f"Exception: Capture cuda graph failed: {cause}",
+        "Possible solutions:",
+        "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)",
+        "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)",
+        "",
+    ])
+
+
+@pytest.mark.parametrize("cause", [
+    "CUDA error: operation not permitted when stream is capturing",
+    "Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture. ",
+    "CUDA error: capturing stream has unjoined work",
+])
+def test_a_capture_unsafe_call_is_a_capture_failure_not_a_draft_or_oom(tmp_path: Path, cause: str) -> None:
+    for runner in ("model_executor/cuda_graph_runner.py", "speculative/eagle_draft_cuda_graph_runner.py"):
+        a = run(tmp_path, _capture_failure(cause, runner), name=runner.replace("/", "_") + ".log")
+        f = a.root_cause
+        assert f is not None and f.name == "scheduler-crash", (runner, a.fired())
+        assert f.data["phase"] == "cuda-graph-capture" and f.data["cause"] == "not-capturable"
+        assert "`--disable-cuda-graph`" in f.remedy and "search the SGLang issues" not in f.remedy
+        assert not {"spec-draft-load-failure", "cuda-oom"} & a.fired()
+        assert a.outcome == "crashed-at-startup"
+
+
+def test_an_illegal_address_while_capturing_is_a_kernel_fault_in_capture(tmp_path: Path) -> None:
+    a = run(tmp_path, _capture_failure("CUDA error: an illegal memory access was encountered"))
+    f = a.root_cause
+    assert f is not None and f.name == "illegal-memory-access"
+    assert f.data["phase"] == "cuda-graph-capture" and f.data["backend"] == "CUDA graph capture"
+    assert a.outcome == "crashed-at-startup"

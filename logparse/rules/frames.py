@@ -109,3 +109,18 @@ def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Trace
 def is_command_line(ctx: RuleContext, line: int) -> bool:
     """Whether the line is (part of) a pasted shell command, not something SGLang printed."""
     return any(e.line <= line <= e.end_line for e in ctx.log.of(LaunchCommand))  # commands span lines
+
+
+# Functions of SGLang's graph capture (cuda_graph_runner and its piecewise / draft / prefill variants).
+CAPTURE_FUNCS = frozenset({"capture", "capture_one_batch_size", "init_cuda_graphs", "init_device_graphs"})
+
+
+def in_graph_capture(ctx: RuleContext, tb: Traceback | None) -> bool:
+    """Whether a traceback was raised while SGLang captured CUDA graphs: its frames go through the
+    capture, or its message is SGLang's `Capture … graph failed` wrapper (catalog)."""
+    if tb is None:
+        return False
+    if set(frame_funcs(tb)) & CAPTURE_FUNCS:
+        return True
+    messages = [tb.message, *(m for _, m in tb.chain)]
+    return any(ctx.match("cuda-graph-capture-failed", m or "") is not None for m in messages)

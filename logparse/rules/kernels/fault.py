@@ -11,7 +11,7 @@ from logparse.model.findings import Finding
 from logparse.model.text import mask_numbers, short
 from logparse.rules.context import RuleContext
 from logparse.rules.errors import Found, find_message
-from logparse.rules.frames import echo_after, first_sglang_frame, traceback_after
+from logparse.rules.frames import echo_after, first_sglang_frame, in_graph_capture, traceback_after
 from logparse.rules.registry import rule
 
 # The backends a fault's traceback can go through, most specific first: (name, the flag that
@@ -98,6 +98,10 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
         blob = hit.text + "\n" + (ctx.traceback_text(tb) if tb is not None else "")
         found = backend_of(blob)
         data: dict[str, Any] = {"fault": _fault(hit)}
+        if in_graph_capture(ctx, tb):
+            data["phase"] = "cuda-graph-capture"  # the fault came from a forward pass being captured
+            if found is not None and found[0] == "CUDA graph replay":
+                found = ("CUDA graph capture", found[1])
         where = first_sglang_frame(tb)
         if found:
             backend, flag = found

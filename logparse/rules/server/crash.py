@@ -9,7 +9,7 @@ from logparse.model.events import SchedulerDead, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
-from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs, in_sglang
+from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs, in_graph_capture, in_sglang
 from logparse.rules.registry import rule
 
 # What an exit code of a dead scheduler says about how it died.
@@ -96,6 +96,20 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
             message = f"{who}raised {tb.exc_type} (no message){at}"
             remedy = (f"read {tb.exc_type} at {where or 'the last frame'}: the exception carries no message, so the "
                       "frame and the lines before it say what failed")
+        if in_graph_capture(ctx, tb):
+            # Raised while capturing CUDA graphs: a start-up failure whose fix is about capture.
+            data["phase"] = "cuda-graph-capture"
+            blob = " ".join([msg, *(m for _, m in tb.chain)])
+            if ctx.match("cuda-stream-capture-error", blob) is not None:
+                data["cause"] = "not-capturable"
+                remedy = ("an operation in the forward pass is not allowed while a CUDA graph is captured (a host "
+                          "synchronisation, an allocation or a kernel that cannot be captured, often in the attention "
+                          "or MoE backend this model uses): confirm with `--disable-cuda-graph`, then try another "
+                          "`--attention-backend` / `--moe-runner-backend`, and report it upstream with this traceback")
+            else:
+                remedy = (f"read {tb.exc_type} at {where or 'the last frame'}: it was raised while capturing CUDA graphs; "
+                          "`--disable-cuda-graph` confirms it (or lower `--cuda-graph-max-bs` to skip the failing "
+                          "batch sizes), then report it upstream with this traceback")
         died = ctx.match("scheduler-died-exit-code", msg)
         if died and isinstance(died.get("exit_code"), int):
             code = died["exit_code"]
