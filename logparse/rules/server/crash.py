@@ -85,7 +85,7 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
         if msg:
             message = f"{who}raised {tb.exc_type}: {short(msg, 200)}{at}"
             remedy = (f"read {tb.exc_type} at {where or 'the last frame'}; search the SGLang issues for "
-                      f"'{short(msg, 60)}', and report it with the full traceback if it is a bug")
+                      f"`{short(msg, 60)}`, and report it with the full traceback if it is a bug")
         elif (after := _message_after(ctx, tb)) is not None:
             text, n = after
             lines.append((n, n))
