@@ -281,6 +281,11 @@ class FastPath:
         self.data = data
         self._transformer = transformer
         self._line = transformer.line
+        # The shapes return `line`'s result themselves when `line` is the plain one (it only
+        # unpacks its children): one call and one list less per hot line.
+        from logparse.grammar.transform.envelope import EnvelopeCallbacks
+
+        self._line_is_plain = getattr(type(transformer), "line", None) is EnvelopeCallbacks.line
         unparsed = transformer.unparsed_line
         # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
         self._unparsed = lambda env, rest: unparsed(
@@ -395,6 +400,8 @@ class FastPath:
                 self._learn_stats(shape, tokens)
         else:
             partial = alt.callback([_token(t, m.group(g)) for g, t in alt.kept])
+        if self._line_is_plain:
+            return env, partial[0], partial[1]
         return self._line([env, partial] if env is not None else [partial])
 
     def _learn_stats(self, shape: _Shape, tokens: list[str]) -> None:
@@ -441,8 +448,10 @@ class FastPath:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
                 env = self._env_cache[value] = self._prefix[fused.prefix]([_token(fused.prefix, value)])
-        partial = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
-        return self._line([env, partial] if env is not None else [partial])
+        cls, kw = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
+        if self._line_is_plain:
+            return env, cls, kw  # what `line` returns, without building its children list
+        return self._line([env, (cls, kw)] if env is not None else [(cls, kw)])
 
     def _parse(self, text: str) -> Any:
         hit = self._start.match(text, 0)

@@ -80,19 +80,24 @@ class StatsColumns(_Columns):
         self.fields = fields
         self.cols = {f: array("d") for f in fields}
         self._col_list = [(f, self.cols[f]) for f in fields]
+        # Bound appends (hot: one per field per stats line, no attribute lookup each time). The
+        # column arrays are only ever extended in place, never replaced, so these stay valid.
+        self._appends = [(f, self.cols[f].append) for f in fields]
         # Sparse: extra name → (row indexes, values). Most rows print the same few extras.
         self.extra: dict[str, tuple[array[int], array[float]]] = {}
 
     def add(self, line: int, ts: float, rank: str | None, kw: dict[str, Any]) -> None:
-        row = len(self.line)
-        self._base(line, ts, rank)
+        self.line.append(line)
+        self.ts.append(ts)
+        self.rank.append(self.ranks.code(rank))
         get = kw.get
-        for name, col in self._col_list:
+        for name, append in self._appends:
             # Callbacks set only the fields a line printed (never None); array('d') converts
             # ints and bools itself.
-            col.append(get(name, NAN))
+            append(get(name, NAN))
         extra = get("extra")
         if extra:
+            row = len(self.line) - 1
             for name, value in extra.items():
                 slot = self.extra.get(name)
                 if slot is None:

@@ -184,22 +184,29 @@ def _envelope_ts(env: Envelope | None, wrapper: Any, times: TimeCache) -> dateti
 
 def _stage1(lines: Iterable[tuple[int, str, Any]], part: _Part, keep_rest: bool) -> Iterator[Rest]:
     """Parse lines; hot ones into columns; yield the rest (or collect it when keep_rest)."""
-    parse = get_parser().parse
+    parser = get_parser()
+    # The fast path directly (one call less per line); LALR only where it cannot decide.
+    fast = parser.fast.parse if parser.fast is not None else None
+    lalr = parser.parse_lalr
     times = TimeCache()
-    decode_add, prefill_add, access_add = part.decode.add, part.prefill.add, part.access.add
+    epochs = times._epochs  # hot: most lines repeat the previous second (a dict hit, no call)
+    adds = {DecodeBatch: part.decode.add, PrefillBatch: part.prefill.add, HttpAccess: part.access.add}
+    hot = adds.get
     n = 0
     for no, text, wrapper in lines:
         n += 1
-        env, cls, kw = parse(text)
-        if cls is DecodeBatch or cls is PrefillBatch or cls is HttpAccess:
-            if env is not None:
-                ts = times.epoch(env.ts) if env.ts is not None else times.epoch(wrapper.ts if wrapper else None)
-                rank = env.rank
+        out = fast(text) if fast is not None else None
+        env, cls, kw = out if out is not None else lalr(text)
+        add = hot(cls)
+        if add is not None:
+            if env is not None and env.ts is not None:
+                stamp = env.ts
             else:
-                ts = times.epoch(wrapper.ts if wrapper is not None else None)
-                rank = None
-            add = decode_add if cls is DecodeBatch else prefill_add if cls is PrefillBatch else access_add
-            add(no, ts, rank, kw)
+                stamp = wrapper.ts if wrapper is not None else None
+            ts = epochs.get(stamp)
+            if ts is None:
+                ts = times.epoch(stamp)
+            add(no, ts, env.rank if env is not None else None, kw)
             continue
         item = (no, text, wrapper, env, cls, kw)
         if keep_rest:
