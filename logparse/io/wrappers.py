@@ -55,6 +55,12 @@ _PYLOG_C_RE = re.compile(
 )
 # `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`
 _CUSTOM_RE = re.compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
+# `2024-02-15 16:04:21 | INFO | stdout | msg` (FastChat's controller/worker loggers, which ran
+# SGLang 0.1.x workers and logged their output)
+_PIPES_RE = re.compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+) \| ")
+# containerd / CRI-O log files (`kubectl logs` of a node's /var/log/pods): after the timestamp,
+# the stream and whether the line is Full or a Partial chunk: `… stderr F message`.
+_CRI_RE = re.compile(r"(stdout|stderr) [FP](?: |$)")
 # `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
 _MANGLED_RE = re.compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
 
@@ -94,12 +100,19 @@ def _match_prefix(s: str) -> _Prefix | None:
     c = s[:1]
     if not c:
         return None
-    if c == "(":
-        m = _RAY_RE.match(s)
+    if c == "(" or (c == "m" and s[1:2] == "("):
+        # `m(…pid=…)`: a Ray prefix whose colour code lost its `ESC[36` when the paste began
+        # inside it (the rest of such codes, `[36m` / `[0m`, the reader strips as ANSI remnants).
+        m = _RAY_RE.match(s, 0 if c == "(" else 1)
         if m:
             # A damaged pid (thousands of digits) is None: the line keeps its other metadata.
             return ("ray", None, None, to_int(m[2]), m[1], m[3], None, None, m.end())
         return None
+    if c == "s" and s[6:7] == " ":
+        m = _CRI_RE.match(s)
+        if m:
+            # The stream name (stdout/stderr) keeps the two apart, like a docker service name.
+            return ("cri", None, m[1], None, None, None, None, None, m.end())
     if c == "[":
         if s[11:12] != "T":
             return None
@@ -180,6 +193,19 @@ def _match_prefix(s: str) -> _Prefix | None:
                     m[6],
                     m.end(),
                 )
+            m = _PIPES_RE.match(s)
+            if m:
+                return (
+                    "python-logging",
+                    f"{m[1]} {m[2]}{_frac(m[3])}",
+                    None,
+                    None,
+                    None,
+                    None,
+                    m[4],
+                    m[5],
+                    m.end(),
+                )
             m = _PYLOG_B_RE.match(s)
             if m:
                 return (
@@ -215,6 +241,8 @@ def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
         return f"ray:{pid}"
     if kind == "docker-compose":
         return f"docker:{container}"
+    if kind == "cri":
+        return f"cri:{container}"
     if pid is not None:
         return f"pid:{pid}"
     return ""

@@ -1,7 +1,9 @@
 """How much of a log the grammar understood: counts and templates of the lines it did not.
 
 Unparsed lines are never errors; grouping them into templates (numbers, hex, paths, addresses
-masked) keeps the grammar's gaps visible without holding every line.
+masked) keeps the grammar's gaps visible without holding every line. A line the grammar has no rule
+for but whose kind is known by structure (`parsing/classify.py`: SGLang's own source messages, pip,
+markdown, shell output, another logger) counts as recognized and is counted by kind in `classified`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from logparse.parsing.classify import classify
 
 _MASKS = [
     (re.compile(r"(?:/[\w.@+-]+){2,}/?"), "<path>"),
@@ -42,8 +46,18 @@ class Coverage:
     # Lines left out by a time window (--since/--until): total = recognized + unparsed + this.
     outside_window: int = 0
     window: dict[str, str | None] | None = None  # as given and as resolved, when one was set
+    # Recognized lines the grammar has no rule for, by kind (parsing/classify.py).
+    classified: Counter[str] = field(default_factory=Counter)
+    # The line number and kind of the last classified line (a reclaim of it moves it out of `classified`).
+    _last_classified: tuple[int, str] | None = None
 
     def add_unparsed(self, line_no: int, text: str) -> None:
+        kind = classify(text)
+        if kind is not None:
+            self.recognized += 1
+            self.classified[kind] += 1
+            self._last_classified = (line_no, kind)
+            return
         self.unparsed += 1
         key = template_of(text)
         if key not in self.templates and len(self.templates) >= MAX_TEMPLATES:
@@ -53,6 +67,14 @@ class Coverage:
 
     def reclaim(self, line_no: int, text: str) -> None:
         """A line counted as unparsed turned out to continue a multi-line record."""
+        last = self._last_classified
+        if last is not None and last[0] == line_no:
+            # It was recognized already (by its kind); now it is part of a record instead.
+            self._last_classified = None
+            self.classified[last[1]] -= 1
+            if self.classified[last[1]] <= 0:
+                del self.classified[last[1]]
+            return
         self.unparsed -= 1
         self.recognized += 1
         key = template_of(text)
@@ -80,5 +102,6 @@ class Coverage:
             "unparsed": self.unparsed,
             "recognized_share": round(self.share, 4),
             "top_unparsed": self.top(n),
-        } | ({"outside_window": self.outside_window, "window": dict(self.window)}
-             if self.window is not None else {})
+        } | ({"classified": dict(sorted(self.classified.items()))} if self.classified else {}) | (
+            {"outside_window": self.outside_window, "window": dict(self.window)}
+            if self.window is not None else {})

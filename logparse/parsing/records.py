@@ -83,6 +83,9 @@ class _Record:
     tentative: bool = False
     faulthandler: bool = False
     awaiting_traceback: bool = False  # a header was seen, its `Traceback (…):` not yet
+    # The last traceback line was a frame: an unindented unknown line next is its source line
+    # (a paste that stripped the indentation), as is a caret line under that source.
+    after_frame: int = 0  # 1: a frame was the last traceback line; 2: then its stripped source line
     state: int = _BODY
     exc_type: str | None = None
     message: list[str] = field(default_factory=list)
@@ -113,6 +116,10 @@ class TracebackAssembler:
         self._open: dict[str, _Record] = {}
         self._after_warning: set[str] = set()
         self._claimed = 0
+        # Double-spaced paste detection (a blank line between every two lines): how many
+        # non-blank lines in a row came right after exactly one blank line.
+        self._blank_run = 0
+        self._spaced = 0
 
     # ------------------------------------------------------------------ public API
 
@@ -139,6 +146,7 @@ class TracebackAssembler:
         wrapper (k8s/Kibana timestamps would make every line look enveloped)."""
         out: list[Event] = []
         rec = self._open.get(stream)
+        self._spacing(cls is Unparsed and not text.strip())
         if enveloped is None:
             enveloped = ts is not None or (env_rank is not None and not env_rank.startswith("rank"))
 
@@ -189,6 +197,21 @@ class TracebackAssembler:
             self._after_warning.add(stream)
         return out
 
+    @property
+    def double_spaced(self) -> bool:
+        """Whether the paste puts a blank line between every two lines (the last few did)."""
+        return self._spaced >= _DOUBLE_SPACED_RUN
+
+    def _spacing(self, blank: bool) -> None:
+        if blank:
+            self._blank_run += 1
+            return
+        if self._blank_run == 1:
+            self._spaced += 1
+        elif self._blank_run == 0 or self._blank_run > 2:
+            self._spaced = 0
+        self._blank_run = 0
+
     def claimed(self) -> int:
         """How many Unparsed lines were absorbed into a traceback (as exception-message continuation lines)."""
         return self._claimed
@@ -219,9 +242,10 @@ class TracebackAssembler:
         out: list[Event],
     ) -> None:
         frame = Frame(kw.get("path", ""), kw.get("lineno"), kw.get("func"))
-        if rec is not None and rec.state == _MESSAGE:
+        if rec is not None and (rec.state == _MESSAGE or (rec.state == _ENDED and self.double_spaced)):
             # A frame right after the exception line: the message carries a traceback (Ray's
             # RayTaskError prints the remote one). The printed exception becomes the chain's head.
+            # In a double-spaced paste the blank line between them is the paste's, not an end.
             self._push_chain(rec)
         elif rec is not None and rec.state == _ENDED:
             self._close(stream, out)
@@ -231,6 +255,7 @@ class TracebackAssembler:
         rec.tentative = False
         rec.awaiting_traceback = False
         rec.frames.append(frame)
+        rec.after_frame = 1
         self._touch(rec, line_no, env_rank)
 
     def _source(
@@ -255,6 +280,7 @@ class TracebackAssembler:
                 line_no, line_no, ts, env_rank, headless=True, tentative=True
             )
             return
+        rec.after_frame = 0
         self._touch(rec, line_no, env_rank)
 
     def _exception(
@@ -277,6 +303,7 @@ class TracebackAssembler:
         rec.exc_type = kw.get("exc_type") or None
         rec.message = [kw.get("message", "")]
         rec.state = _MESSAGE
+        rec.after_frame = 0
         self._touch(rec, line_no, env_rank)
 
     def _chain(
@@ -332,6 +359,10 @@ class TracebackAssembler:
     ) -> None:
         """Any line that is not traceback syntax, with a record open in its stream."""
         blank = cls is Unparsed and not kw.get("text", text).strip()
+        if blank and (rec.tentative or (self.double_spaced and rec.state != _MESSAGE)):
+            # Indented lines then a blank stay tentative (a double-spaced paste's first lines);
+            # in a double-spaced paste a blank line is the paste's spacing: the next line decides.
+            return
         if rec.tentative:
             del self._open[stream]  # indented lines that were not a traceback after all
             return
@@ -339,7 +370,17 @@ class TracebackAssembler:
             self._close(stream, out)
             return
         if rec.state == _BODY:
-            return  # another process's output between frames
+            body = kw.get("text", text)
+            if rec.after_frame and cls is Unparsed and not prefixed and not blank and (
+                rec.after_frame == 1 or _is_caret_line(body)
+            ):
+                # The frame's source line (then its caret line) with the indentation stripped.
+                rec.after_frame = 2 if rec.after_frame == 1 and not _is_caret_line(body) else 0
+                rec.end_line = line_no
+                self._claimed += 1
+            elif not blank:
+                rec.after_frame = 0
+            return  # else another process's output between frames
         if rec.state == _ENDED:
             if not blank:
                 self._close(stream, out)
@@ -399,6 +440,16 @@ class TracebackAssembler:
             cut=rec.exc_type is None and not rec.faulthandler,
             headless=rec.headless,
         )
+
+
+# Non-blank lines in a row after exactly one blank line that make a paste double-spaced.
+_DOUBLE_SPACED_RUN = 4
+
+
+def _is_caret_line(text: str) -> bool:
+    """`^^^^^^` / `~~~^^^~~` (Python 3.11+ position markers), whatever the indentation."""
+    body = text.strip()
+    return bool(body) and not body.strip("^~")
 
 
 # Pasted shell lines: they end the stream's record (see the module docstring).

@@ -30,6 +30,7 @@ from logparse.model.events import (
     Traceback,
     WeightLoadEnd,
 )
+from logparse.model.codes import KnownCode
 from logparse.model.numbers import present, to_int
 from logparse.parsing import colstats
 from logparse.parsing.records import root_exception
@@ -86,7 +87,39 @@ class FactsView:
             # bench_one_batch runs a warmup pass first; the measured run is the benchmark one.
             measured = [b for b in one if b.fields.get("phase") == "benchmark"] or one
             out["bench_one_batch"] = measured[-1].fields
+        self._script_bench_facts(out)
         return out
+
+    def _script_bench_facts(self, out: dict[str, Any]) -> None:
+        """send_one's result (`acc_length=`/`speed=` lines or its table) and the result lines of the
+        MT-bench / few-shot evaluation scripts (`bench_runs`: one entry per run, in file order)."""
+        known = [e for e in self.log.of(KnownMessage) if e.code in _SCRIPT_BENCH_CODES]
+        sends: list[dict[str, Any]] = []
+        runs: list[dict[str, Any]] = []
+        for e in known:
+            fields = {k: v for k, v in e.fields.items() if v is not None}
+            if e.code == KnownCode.SEND_ONE_ROW:
+                sends.append(fields)
+            elif e.code in (KnownCode.SEND_ONE_ACC_LENGTH, KnownCode.SEND_ONE_SPEED):
+                # `acc_length=` then `speed=`: one result; a repeated key starts the next one.
+                if not sends or sends[-1].get("_lines") != "kv" or any(k in sends[-1] for k in fields):
+                    sends.append({"_lines": "kv"})
+                sends[-1].update(fields)
+            elif e.code == KnownCode.MTBENCH_RESULT:
+                runs.append(fields)
+            else:
+                # The evaluation scripts print Accuracy, Invalid, Latency, Output throughput in turn;
+                # a repeated key starts the next run.
+                if not runs or runs[-1].get("_script") != "eval" or any(k in runs[-1] for k in fields):
+                    runs.append({"_script": "eval"})
+                runs[-1].update(fields)
+        sends = [{k: v for k, v in d.items() if k != "_lines"} for d in sends]
+        runs = [{k: v for k, v in d.items() if k != "_script"} for d in runs]
+        if sends:
+            out["send_one"] = sends[0] if len(sends) == 1 else sends
+        if runs:
+            # bench_serving runs (several result blocks) come first when a log has both.
+            out["bench_runs"] = out.get("bench_runs", []) + runs
 
     def _by_rank_or_list(self, events: list[Any], attr: str) -> dict[str, Any] | list[Any] | None:
         values = [(e.rank, getattr(e, attr)) for e in events if getattr(e, attr) is not None]
@@ -206,8 +239,11 @@ class FactsView:
 
         tails = {e.line: e for e in self.log.of(KnownMessage) if e.code == "nccl-watchdog-tail"}
         out = []
+        texts = self.log.texts
         for w in self.log.of(NcclWatchdogTimeout):
-            tail = tails.get(w.line + 1)
+            # The next line, or the one after a blank line (a double-spaced paste; blank lines
+            # are not kept in `texts`).
+            tail = tails.get(w.line + 1) or (tails.get(w.line + 2) if w.line + 1 not in texts else None)
             if tail is not None and w.timeout_ms is None:
                 w = replace(w, end_line=tail.line, timeout_ms=tail.fields.get("timeout_ms"),
                             ran_ms=tail.fields.get("ran_ms"))
@@ -263,12 +299,59 @@ class FactsView:
         oom = _oom_fields(text)
         if oom:
             out["oom"] = oom
-        m = re.search(r"\b(CUDA_ERROR_[A-Z_]+)\b", text)
-        if m:
-            out["cuda_error"] = m.group(1)
+        cuda = _cuda_error(text) or self._cuda_error_in_lines()
+        if cuda:
+            out["cuda_error"] = cuda
         m = re.search(r"block_n = (\d+)", text)
         if m:
             out.update(present(quant_block=to_int(m.group(1))))
+
+
+    def _cuda_error_in_lines(self) -> str | None:
+        """A CUDA error printed outside a traceback: a C++ `what():`, a c10d line, a kernel library's
+        own report (`Failed: Cuda error …`, flashinfer's `CUDA Error: …`), in file order."""
+        for t in self.log.of(CppTerminate):
+            if (v := _cuda_error(t.what)) is not None:
+                return v
+        texts = self.log.texts
+        for n in sorted(texts):
+            line = texts[n]
+            if ("uda" in line or "CUDA" in line) and (v := _cuda_error(line)) is not None:
+                return v
+        return None
+
+
+# Every shape of a CUDA runtime error's text, each capturing the error string as printed:
+# - torch: `RuntimeError: CUDA error: an illegal memory access was encountered` (also
+#   `torch.AcceleratorError: CUDA error: …`, a c10d `what():  … exception: CUDA error: …`), with
+#   newer releases' ` (… at file:line)` / ` at file:line` tail cut off;
+# - old custom all-reduce (0.1.x, vLLM's CUDACHECK): `Failed: Cuda error /…/custom_all_reduce.cuh:307 'peer access is not supported between these two devices'`;
+# - flashinfer / sgl-kernel: `CUDA Error: an illegal memory access was encountered (CUDA Error: 700…) (/…:line)`;
+# - the driver API's symbolic name: `… 719 (CUDA_ERROR_LAUNCH_FAILED)`.
+_CUDA_ERROR = re.compile(
+    r"\bCuda error \S+:\d+ '(?P<quoted>[^']+)'"
+    r"|\bCUDA [Ee]rror: (?P<message>[^\n(]+?)(?: \(CUDA [Ee]rror: [^\n]*)?(?: at [^\s:]+:\d+)?(?: \(.*)?\s*$"
+    r"|\b(?P<name>CUDA_ERROR_[A-Z_]+)\b",
+    re.MULTILINE,
+)
+
+
+def _cuda_error(text: str) -> str | None:
+    """The CUDA error a failure text states, as printed (see _CUDA_ERROR), or None."""
+    if "uda" not in text and "CUDA" not in text:
+        return None
+    m = _CUDA_ERROR.search(text)
+    if m is None:
+        return None
+    value = m.group("quoted") or m.group("message") or m.group("name")
+    return value.strip().rstrip(".") if value else None
+
+
+_SCRIPT_BENCH_CODES = frozenset({
+    KnownCode.SEND_ONE_ACC_LENGTH, KnownCode.SEND_ONE_SPEED, KnownCode.SEND_ONE_ROW,
+    KnownCode.MTBENCH_RESULT, KnownCode.EVAL_ACCURACY, KnownCode.EVAL_INVALID,
+    KnownCode.EVAL_LATENCY, KnownCode.EVAL_OUTPUT_THROUGHPUT,
+})
 
 
 def _oom_fields(text: str) -> dict[str, Any]:

@@ -10,6 +10,12 @@ Known-message codes (public identifiers, matched by rules):
   fields ``batch_size``, ``input_len``, ``output_len``.
 - ``send-one-acc-length``: test/send_one.py ``acc_length=3.12``; field ``acc_length``.
 - ``send-one-speed``: test/send_one.py ``speed=123.45 token/s``; field ``speed`` (token/s).
+- ``send-one-header`` / ``send-one-row``: send_one's results table (0.5.x); the row's fields
+  ``latency_s``, ``tokens``, ``acc_length``, ``speed``.
+- ``mtbench-result``: ``#questions: N, Throughput: X token/s, Acceptance length: Y``; fields
+  ``questions``, ``throughput``, ``accept_length``.
+- ``eval-accuracy``, ``eval-invalid``, ``eval-latency``, ``eval-output-throughput``: the few-shot
+  evaluation scripts' result lines; fields ``accuracy``, ``invalid``, ``latency_s``, ``output_throughput``.
 """
 
 from __future__ import annotations
@@ -68,7 +74,54 @@ def _one_batch_skip(tokens: list[str]) -> dict[str, Any]:
 
 @known_fields("SEND_ONE_ACC_LENGTH")
 def _send_one_acc_length(tokens: list[str]) -> dict[str, Any]:
-    return {"acc_length": to_float_or_none(tokens[0].strip().partition("=")[2])}
+    # `acc_length=3.12` or `acc_length=3.12 speed=123.45`
+    words = tokens[0].split()
+    out = {"acc_length": to_float_or_none(words[0].partition("=")[2])}
+    if len(words) > 1:
+        out["speed"] = to_float_or_none(words[1].partition("=")[2])
+    return out
+
+
+def _number_after(text: str, label: str, end: str = "") -> float | None:
+    rest = text[text.index(label) + len(label) :]
+    if end:
+        rest = rest.split(end, 1)[0]
+    return to_float_or_none(rest.strip().split(" ", 1)[0])
+
+
+@known_fields("SEND_ONE_ROW")
+def _send_one_row(tokens: list[str]) -> dict[str, Any]:
+    cells = [c.strip() for c in tokens[0].strip().strip("|").split("|")]
+    return present(latency_s=to_float_or_none(cells[0]), tokens=to_int(cells[1]),
+                   acc_length=to_float_or_none(cells[2]), speed=to_float_or_none(cells[3]))
+
+
+@known_fields("MTBENCH_RESULT")
+def _mtbench_result(tokens: list[str]) -> dict[str, Any]:
+    t = tokens[0]
+    return present(questions=to_int(t[len("#questions: ") : t.index(",")]),
+                   throughput=_number_after(t, "Throughput: "),
+                   accept_length=_number_after(t, "Acceptance length: "))
+
+
+@known_fields("EVAL_ACCURACY")
+def _eval_accuracy(tokens: list[str]) -> dict[str, Any]:
+    return present(accuracy=_number_after(tokens[0], "Accuracy: "))
+
+
+@known_fields("EVAL_INVALID")
+def _eval_invalid(tokens: list[str]) -> dict[str, Any]:
+    return present(invalid=_number_after(tokens[0], "Invalid: "))
+
+
+@known_fields("EVAL_LATENCY")
+def _eval_latency(tokens: list[str]) -> dict[str, Any]:
+    return present(latency_s=_number_after(tokens[0], "Latency: "))
+
+
+@known_fields("EVAL_OUTPUT_THROUGHPUT")
+def _eval_output_throughput(tokens: list[str]) -> dict[str, Any]:
+    return present(output_throughput=_number_after(tokens[0], "Output throughput: "))
 
 
 @known_fields("SEND_ONE_SPEED")

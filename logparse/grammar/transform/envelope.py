@@ -66,13 +66,23 @@ class EnvelopeCallbacks:
         return Envelope(inner[:14], inner[15:] or None, None, "diffusion")
 
     def cut_prefix(self, children: Children) -> Envelope:
-        inner = str(children[0])[:-2]
-        ts = inner[:19]
-        rest = inner[19:]
-        if rest[:1] == ".":
-            ts = f"{ts}.{rest[1:4]}"
-            rest = rest[4:]
-        return Envelope(ts, rest.strip() or None, None, "cut")
+        # A tail of `[YYYY-MM-DD HH:MM:SS[.fff] RANKS] ` (the paste lost its start). The timestamp
+        # keeps what is still whole: the full form, `MM-DD HH:MM:SS` (the year then comes from the
+        # dated line before it) or `HH:MM:SS`; a cut inside the date's day or the hours leaves none.
+        text = str(children[0])[:-2]
+        if text[:1] == "[":  # `[DP0 TP0] `: only the rank tags are left
+            return Envelope(None, text[1:].strip() or None, None, "cut")
+        words = text.split(" ")
+        at = next(i for i, w in enumerate(words) if ":" in w)  # the grammar guarantees a clock
+        date = words[0] if at else ""
+        clock, frac = words[at][:8], words[at][9:12]
+        ts: str | None = None
+        if len(clock) == 8 and (not date or len(date) >= 5):
+            ts = f"{date[-10:] if len(date) >= 10 else date[-5:]} {clock}".lstrip()
+            if frac and len(date) >= 10:
+                ts = f"{ts}.{frac}"
+        rank = " ".join(words[at + 1 :]) or None
+        return Envelope(ts, rank, None, "cut")
 
     def vllm_prefix(self, children: Children) -> Envelope:
         level, date, time, _src = str(children[0]).split(" ", 3)

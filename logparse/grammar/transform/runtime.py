@@ -292,7 +292,9 @@ class RuntimeCallbacks:
     def http_access(self, children: Children) -> tuple[type, dict[str, Any]]:
         text = str(children[1])
         client, _, rest = text.partition(' - "')
-        request, _, status = rest.rpartition('" ')
+        rest = rest.rstrip()
+        # Without a status (cut after the request): the status is 0, as for a damaged one.
+        request, _, status = rest.rpartition('" ') if not rest.endswith('"') else (rest[:-1], "", "")
         method, _, tail = request.partition(" ")
         path = tail.rpartition(" ")[0]
         return HttpAccess, {

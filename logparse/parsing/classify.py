@@ -1,0 +1,86 @@
+"""Deliberate classes for lines the grammar has no rule for: what kind of text a pasted log holds
+besides SGLang's records. Decided by structure (whose output a line is), never by one excerpt's
+sentences; only lines that came back `Unparsed` get here, so common lines pay nothing.
+
+Kinds (`Coverage.classified` counts them; the lines stay `Unparsed` for every other purpose, so
+tracebacks and commands still assemble across them):
+- `sglang-source`: a message SGLang's own source prints (`grammar/sourcemsgs.py`);
+- `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`);
+- `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
+  `<details>` tags);
+- `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
+  `env` dumps);
+- `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
+  `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`);
+- `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines).
+"""
+
+from __future__ import annotations
+
+import re
+
+from logparse.grammar.sourcemsgs import is_source_message
+
+__all__ = ["classify"]
+
+_PIP = re.compile(
+    r"(?:Collecting|Downloading|Requirement already satisfied:|Installing collected packages:|Successfully "
+    r"(?:installed|uninstalled|built)|Attempting uninstall:|Found existing installation:|Uninstalling|"
+    r"Building wheels? for|Created wheel for|Stored in directory:|Using cached|Obtaining|Preparing metadata|"
+    r"Getting requirements to build|Installing build dependencies|Looking in (?:indexes|links):|"
+    r"Building editable for|Installing backend dependencies|(?:Resolved|Prepared|Installed|Uninstalled|Audited) "
+    r"\d+ packages? in|ERROR: pip's dependency resolver|WARNING: Running pip as the 'root' user|"
+    r"ERROR: (?:Could not find a version|No matching distribution)|DEPRECATION: )"
+    # uv's changed-package lines: ` + torch==2.8.0` / ` - torch==2.7.1`
+    r"|[ ]?[+-] [A-Za-z0-9_.-]+==\S+$"
+)
+_MARKDOWN = re.compile(
+    r"(?:`{3,}|~{3,})[\w+-]*\s*$"  # a code fence, with its language
+    r"|#{1,6} \S"  # a heading
+    r"|(?:-{3,}|\*{3,}|_{3,})\s*$"  # a horizontal rule
+    r"|\|.*\|\s*$"  # a table row (also nvidia-smi's)
+    r"|</?(?:details|summary|br|pre|code|p|b|i)\b[^>]*>"  # HTML a comment keeps
+    r"|>\s*$"  # an empty quote line
+)
+_SHELL_OUTPUT = re.compile(
+    r"\+[-=+]{10,}\+\s*$"  # nvidia-smi / tabulate borders
+    r"|[-dlcbps][-rwxsStT]{9}[.+@]? +\d+ +\S+ +\S+ +\d"  # ls -l rows
+    r"|total \d+\s*$"
+    r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
+)
+_FOREIGN_LOGGER = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
+    r"|\[Gloo\] "
+    # torch's ProcessGroupNCCL / c10d messages (after their glog envelope, or alone):
+    # `[PG 3 Rank 0] Heartbeat monitor timed out! …`, `[PG ID 2 PG GUID 3 Rank 1] …`, `[c10d] waitForInput: …`
+    r"|\[PG (?:ID )?\d+(?: PG GUID \d+(?:\([\w]+\))?)? Rank \d+\] "
+    r"|\[c10d\] "
+    # sglang-router's Python launcher: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`
+    r"|\[Router \(Python\)\] "
+)
+# Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
+_LIBRARY_TEXT = re.compile(
+    r"CUDA kernel errors might be asynchronously reported at some other API call"
+    r"|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
+)
+
+
+def classify(text: str) -> str | None:
+    """The kind of a line the grammar did not parse (its message, envelope removed), or None."""
+    body = text.strip()
+    if not body:
+        return None
+    if _PIP.match(body):
+        return "pip"
+    if _MARKDOWN.match(body):
+        return "markdown"
+    if _SHELL_OUTPUT.match(body):
+        return "shell-output"
+    if _FOREIGN_LOGGER.match(body):
+        return "foreign-logger"
+    if _LIBRARY_TEXT.match(body):
+        return "library-text"
+    if is_source_message(body):
+        return "sglang-source"
+    return None

@@ -1,0 +1,186 @@
+"""Paste shapes (issue 9): rank tags in any order, envelopes that lost their start, double-spaced
+pastes, tracebacks whose indentation was stripped, CRI / FastChat / colour-damaged Ray wrappers.
+
+Lines are quoted from public threads (each checked against the excluded list, dev split) or are
+real corpus excerpts transformed the way a paste transforms them (a blank line after every line,
+leading spaces removed); the transformed log must give the same records as the original.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logparse.grammar.build import get_parser
+from logparse.model.events import (
+    DecodeBatch,
+    ExceptionHeader,
+    HttpAccess,
+    PrefillBatch,
+    Traceback,
+    WeightLoadBegin,
+)
+from logparse.parsing.pipeline import parse_file
+from tests.conftest import CORPUS
+
+# ---------------------------------------------------------------- rank tags, any order and subset
+
+RANKED = [
+    # sgl-project/sglang#9805 (PP + EP + DP attention, 0.5.x order DP TP EP PP)
+    ("[2025-08-29 20:35:50 DP0 TP0 EP0 PP0] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, "
+     "token usage: 0.00, #running-req: 0, #queue-req: 0, ", PrefillBatch, "DP0 TP0 EP0 PP0"),
+    ("[2025-08-29 20:35:50 DP2 TP2 EP2 PP0] Scheduler hit an exception: Traceback (most recent call last):",
+     ExceptionHeader, "DP2 TP2 EP2 PP0"),
+    # sgl-project/sglang#27510 (DP attention + EP)
+    ("[2026-06-07 23:44:18 DP7 TP7 EP7] Scheduler hit an exception: Traceback (most recent call last):",
+     ExceptionHeader, "DP7 TP7 EP7"),
+    # sgl-project/sglang#17985 (PP before TP: 0.5.6+ order); the message is not this test's subject
+    ("[2026-01-30 20:54:54 PP1 TP0] Beginning to load weights", None, "PP1 TP0"),
+]
+
+
+@pytest.mark.parametrize(("line", "cls", "rank"), RANKED)
+def test_rank_tags_in_any_order(line: str, cls: type | None, rank: str) -> None:
+    env, got, _kw = get_parser(strict=True).parse(line)
+    assert cls is None or got is cls
+    assert env is not None and env.rank == rank and env.style == "sglang"
+
+
+@pytest.mark.parametrize("tags", ["DP0 PP0", "PP1 TP1", "DP0 TP0 EP0", "DP1 ATTN_CP1 TP1", "MOE_DP1 TP3 EP3", "CP1 TP1"])
+def test_any_subset_of_rank_names(tags: str) -> None:
+    env, cls, _ = get_parser(strict=True).parse(f"[2025-05-14 12:00:01 {tags}] Load weight begin. avail mem=78.31 GB")
+    assert cls is WeightLoadBegin and env is not None and env.rank == tags
+
+
+# ---------------------------------------------------------------- envelopes that lost their start
+
+# What is left of `[2025-05-14 12:00:03 TP0] ` after the paste lost 1, 2, … characters, and the
+# timestamp the line still states (the year comes from the dated line before it).
+CUT = [
+    ("2025-05-14 12:00:03 TP0] ", "2025-05-14 12:00:03"),
+    ("025-05-14 12:00:03 TP0] ", "05-14 12:00:03"),  # issue 9's example: the leading `[2` lost
+    ("5-05-14 12:00:03 TP0] ", "05-14 12:00:03"),
+    ("-05-14 12:00:03 TP0] ", "05-14 12:00:03"),
+    ("05-14 12:00:03 TP0] ", "05-14 12:00:03"),
+    ("14 12:00:03 TP0] ", None),  # the month is gone: no timestamp, still the envelope
+    ("12:00:03 TP0] ", "12:00:03"),
+    (":00:03 TP0] ", None),
+]
+
+
+@pytest.mark.parametrize(("prefix", "ts"), CUT)
+def test_envelope_that_lost_its_start(prefix: str, ts: str | None) -> None:
+    env, cls, kw = get_parser(strict=True).parse(prefix + "Load weight begin. avail mem=78.31 GB")
+    assert cls is WeightLoadBegin and kw["avail_mem_gb"] == 78.31
+    assert env is not None and env.style == "cut" and env.rank == "TP0" and env.ts == ts
+
+
+def test_cut_envelope_of_a_real_decode_line() -> None:
+    # shared corpus: a Decode line whose leading '[' was lost (hybrid SWA model).
+    env, cls, _ = get_parser(strict=True).parse(
+        "2026-05-24 03:51:44 TP0] Decode batch, #running-req: 4, #full token: 2642688, full token usage: 1.00, "
+        "#swa token: 14592, swa token usage: 0.06, cuda graph: True, gen throughput (token/s): 40.12, #queue-req: 0")
+    assert cls is DecodeBatch and env is not None and env.ts == "2026-05-24 03:51:44" and env.rank == "TP0"
+
+
+@pytest.mark.parametrize(("line", "cls", "rank"), [
+    # sgl-project/sglang#16974: the reporter cut the timestamps and kept the rank tags
+    ("[DP0 TP0] Decode batch, accept len: 2.20, accept rate: 0.73, cuda graph: True", DecodeBatch, "DP0 TP0"),
+    # kvcache-ai/Mooncake#1088: an empty timestamp before the rank
+    ("[ TP2] Connect to Mooncake store successfully.  ", None, "TP2"),
+])
+def test_envelope_with_rank_tags_only(line: str, cls: type | None, rank: str) -> None:
+    env, got, _ = get_parser(strict=True).parse(line)
+    assert (cls is None or got is cls) and env is not None and env.rank == rank and env.ts is None
+
+
+def test_access_line_cut_after_the_request() -> None:
+    env, cls, kw = get_parser(strict=True).parse(
+        '[2026-05-28 02:59:59] INFO:     127.0.0.1:37664 - "POST /v1/completions HTTP/1.1"')
+    assert cls is HttpAccess and kw["method"] == "POST" and kw["path"] == "/v1/completions" and kw["status"] == 0
+
+
+# ---------------------------------------------------------------- double-spaced / unindented pastes
+
+def _records(path: Path) -> list[tuple[str | None, str, tuple[str | None, ...], tuple[str, ...]]]:
+    log = parse_file(str(path))
+    return [(t.exc_type, t.message, tuple(f.func for f in t.frames), tuple(e for e, _ in t.chain))
+            for t in log.of(Traceback)]
+
+
+def _transformed(tmp_path: Path, source: Path, how: str) -> Path:
+    lines = source.read_text(encoding="utf-8").split("\n")
+    if how == "double":
+        text = "\n\n".join(lines)
+    else:
+        text = "\n".join(line.lstrip(" ") for line in lines)
+    out = tmp_path / f"{how}-{source.name}"
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+# Real excerpts with tracebacks: a Ray RayTaskError whose message carries the remote traceback
+# (dev-011), a scheduler traceback (dev-036) and a warmup failure (dev-018, docker-compose).
+TRACEBACK_LOGS = ["dev-011.log", "dev-036.log", "dev-018.log"]
+
+
+@pytest.mark.parametrize("name", TRACEBACK_LOGS)
+def test_double_spaced_paste_gives_the_same_tracebacks(tmp_path: Path, name: str) -> None:
+    source = CORPUS / name
+    assert _records(_transformed(tmp_path, source, "double")) == _records(source)
+
+
+@pytest.mark.parametrize("name", TRACEBACK_LOGS)
+def test_unindented_traceback_gives_the_same_records_and_every_line_is_recognized(tmp_path: Path, name: str) -> None:
+    source = CORPUS / name
+    stripped = _transformed(tmp_path, source, "strip")
+    assert _records(stripped) == _records(source)
+    before, after = parse_file(str(source)).coverage, parse_file(str(stripped)).coverage
+    # Source and caret lines without their indentation are still the traceback's lines.
+    assert after.unparsed <= before.unparsed
+
+
+def test_double_spaced_watchdog_line_keeps_its_wrapped_tail(tmp_path: Path) -> None:
+    # dev-027: a torch NCCL watchdog line hard-wrapped by the paste; double-spaced, the tail is two lines on.
+    from logparse.engine.core import analyze
+
+    source = CORPUS / "dev-027.log"
+    want = analyze(str(source)).facts["nccl_timeout"]
+    assert want.get("timeout_ms") == 600000
+    assert analyze(str(_transformed(tmp_path, source, "double"))).facts["nccl_timeout"] == want
+
+
+# ---------------------------------------------------------------- wrappers
+
+def test_cri_log_lines_are_unwrapped(tmp_path: Path) -> None:
+    # containerd/CRI-O log file lines (a Kubernetes node's /var/log/pods): timestamp, stream, F|P.
+    log = tmp_path / "cri.log"
+    log.write_text(
+        '2026-06-24T17:38:03.765641375+02:00 stderr F [2026-06-24 15:38:03 TP0] Scheduler hit an exception: '
+        'Traceback (most recent call last):\n'
+        '2026-06-24T17:38:03.765642788+02:00 stderr F   File "/sgl-workspace/sglang/python/sglang/srt/layers/'
+        'rotary_embedding/base.py", line 374, in forward_cuda\n'
+        "2026-06-24T17:38:03.765642788+02:00 stderr F     q_rope = query.view(batch_size, -1, self.head_size)\n"
+        "2026-06-24T17:38:03.765644284+02:00 stderr F RuntimeError: shape '[8, -1, 128]' is invalid for input of size 1000\n",
+        encoding="utf-8")
+    parsed = parse_file(str(log))
+    (tb,) = parsed.of(Traceback)
+    assert tb.exc_type == "RuntimeError" and tb.rank == "TP0" and [f.func for f in tb.frames] == ["forward_cuda"]
+    assert parsed.coverage.unparsed == 0
+
+
+def test_fastchat_logger_and_colour_damaged_ray_prefix(tmp_path: Path) -> None:
+    log = tmp_path / "wrapped.log"
+    log.write_text(
+        # FastChat's worker logger around SGLang 0.1.x output
+        "2024-02-15 16:04:21 | INFO | stdout |   File \"/venv/lib/python3.11/site-packages/sglang/srt/managers/"
+        "router/manager.py\", line 68, in start_router_process\n"
+        # a Ray prefix whose colour code lost its `ESC[36` (the paste began inside it)
+        "m(WorkerDict pid=3432, ip=192.168.10.98)\x1b[0m [2025-09-03 03:56:08 TP1] TpModelWorkerClient hit an "
+        "exception: Traceback (most recent call last):\n",
+        encoding="utf-8")
+    parsed = parse_file(str(log))
+    assert parsed.coverage.unparsed == 0
+    (header,) = parsed.of(ExceptionHeader)
+    assert header.rank == "TP1" and header.wrapper is not None and header.wrapper.pid == 3432
