@@ -248,3 +248,27 @@ def test_one_warmup_prefill_per_dp_rank_is_not_traffic(tmp_path: Path) -> None:
     assert a.outcome is None  # warmup in flight, or already serving: the excerpt cannot tell
     again = warm + line.format(d=2) + "\n"
     assert analyze_text(tmp_path, again, name="again.log").outcome == "serving"
+
+
+def test_a_cut_top_level_traceback_of_the_launching_program_guesses_no_root(tmp_path: Path) -> None:
+    # `sglang generate` importing its runtime, cut inside a frame: the main process, not a server's.
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/venv/bin/sglang", line 7, in <module>',
+        "    sys.exit(main())",
+        '  File "/opt/sglang/python/sglang/cli/main.py", line 26, in main',
+        "    args.func(args, extra_argv)",
+        '  File "/opt/sglang/python/sglang/multimodal_gen/__init__.py", line 5, in <module>',
+        "    from sglang.multimodal_gen.runtime.entrypoints.diffusion_generator import DiffGenerator",
+        '  File "/opt/sglang/python/sglang/multimodal_gen/runtime/pipelines/__init__.py",',
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    f = next(f for f in a.all_findings() if f.name == "scheduler-crash")
+    assert str(f.severity) == "warning" and f.data["process"] == "main"
+    assert a.root_cause is None and a.outcome == "crashed-at-startup"
+    # Below a scheduler's entry it is the server's crash again.
+    sched = text.replace('  File "/opt/sglang/python/sglang/cli/main.py", line 26, in main',
+                         f'  File "{SG}/managers/scheduler.py", line 2546, in run_scheduler_process')
+    b = analyze_text(tmp_path, sched, name="sched.log")
+    assert b.root_cause is not None and b.root_cause.name == "scheduler-crash"

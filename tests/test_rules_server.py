@@ -247,9 +247,18 @@ def test_a_constraint_worded_assertion_while_serving_is_not_rejected_arguments(t
 
 
 def test_the_same_frameless_assertion_at_startup_is_rejected_arguments(tmp_path: Path) -> None:
-    a = run(tmp_path, _log("[2026-03-07 15:30:01 TP0] Load weight begin. avail mem=78.12 GB", _CONSTRAINT_WORDED))
+    # Printed by the main process (no rank tag, no process header) before any scheduler started.
+    main = _CONSTRAINT_WORDED.replace(" TP0]", "]")
+    a = run(tmp_path, _log("[2026-03-07 15:30:01] server_args=ServerArgs(model_path='m', tp_size=1)", main))
     (f,) = named(a, "invalid-server-args")
     assert "--disable-radix-cache" in f.message
+
+
+def test_a_constraint_worded_assertion_of_a_scheduler_rank_is_not_rejected_arguments(tmp_path: Path) -> None:
+    # A TP rank printed it: a scheduler process exists, so the argument checks (main process) passed.
+    a = run(tmp_path, _log("[2026-03-07 15:30:01 TP0] Load weight begin. avail mem=78.12 GB", _CONSTRAINT_WORDED))
+    assert "invalid-server-args" not in a.fired()
+    assert a.root_cause is not None and a.root_cause.name == "scheduler-crash"
 
 
 def test_an_exception_without_a_message_is_not_searched_for_an_empty_string(tmp_path: Path) -> None:

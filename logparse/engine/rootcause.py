@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from logparse.engine.roles import role_of
+from logparse.grammar.messages import catalog
 from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.run.launches import within
@@ -69,7 +70,7 @@ def attach_consequence_lines(
     lines = [e.line for e in within(log.of(*CONSEQUENCE_EVENTS), start, end) if e.line not in explained]
     # Initialization failed. Please see the error messages above → the main process's echo of the failure.
     for tb in within(log.of(Traceback), start, end):
-        if tb.line not in explained and "Please see the error messages above" in (tb.message or ""):
+        if tb.line not in explained and catalog()["parent-echo"].match(tb.message or "") is not None:
             lines.extend(range(tb.line, (tb.end_line or tb.line) + 1))
     if not lines:
         return

@@ -41,6 +41,8 @@ def _lone_startup_check(ctx: RuleContext, tb: Traceback) -> bool:
     failure, not rejected arguments."""
     if tb.frames or tb.exc_type not in _CHECK_TYPES:
         return False
+    if tb.process or tb.rank:
+        return False  # printed by a server process (`Scheduler hit an exception`, a TP rank): past the checks
     if ctx.match("server-arg-constraint", tb.message) is None:
         return False
     if traceback_phase(tb) == "serving":

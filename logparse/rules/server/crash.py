@@ -125,8 +125,35 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
         message = f"{who}raised an exception (the traceback is cut before its exception line){at}"
         remedy = ("the exception line (the traceback's last line) is not in the log: get the complete log of "
                   f"{tb.rank or 'this process'} to see which exception it was")
+        if _main_process(tb):
+            # The launching program's own top level (a CLI, `python -m …`), cut: no server process is
+            # shown failing and the exception is not either — reported, but no guessed root cause.
+            data["process"] = "main"
+            message = ("The main process raised an exception at its top level (the traceback is cut before its "
+                       f"exception line){at}")
+            message = message[0].upper() + message[1:]
+            return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data,
+                               severity=Severity.WARNING)
     message = message[0].upper() + message[1:]
     return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data)
+
+
+# The outermost frames of a program started from the command line (a console script, `python -m`).
+_TOP_LEVEL = frozenset({"<module>", "_run_module_as_main", "_run_code"})
+
+
+def _main_process(tb: Traceback) -> bool:
+    """A traceback of the launching program's main thread: its outermost frame is module level
+    (a console script, runpy), no process header or rank, and no server process's entry or loop."""
+    funcs = frame_funcs(tb)
+    if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL:
+        return False
+    return not set(funcs) & (SCHEDULER_LOOP_FUNCS | _SERVER_PROCESS_FUNCS)
+
+
+# Entry functions of SGLang's server processes (any release): below them the traceback is a server's.
+_SERVER_PROCESS_FUNCS = frozenset({"run_scheduler_process", "run_detokenizer_process", "start_router_process",
+                                   "run_data_parallel_controller_process", "start_detokenizer_process"})
 
 
 @rule(code="SRV006", name="scheduler-crash", family="server", severity=Severity.ERROR,
