@@ -206,3 +206,14 @@ def test_healthy_waterfall_has_no_failure_marker() -> None:
     assert rep.data["timing"]["failures"] == []
     texts = drawn_text(plots.render(rep.data, rep.series)["startup-waterfall"])
     assert not [t for t in texts if "failed" in t or "failure" in t]
+
+
+def test_forked_workers_draw_the_same_bytes(idle) -> None:  # type: ignore[no-untyped-def]
+    """--jobs 2 draws the figures in two forked processes: the same SVGs, in the same order."""
+    rep, serial = idle
+    if len(serial) < 4 or not plots._forkable():
+        pytest.skip("needs 4+ plots and a single-threaded process that can fork")
+    forked = plots.render(rep.data, rep.series, jobs=2)
+    assert list(forked) == list(serial)
+    assert forked == serial
+    assert plots._FORKED is None  # the inherited data is not kept after the pool

@@ -52,7 +52,7 @@ def _write(path: Path, text: str) -> None:
         fail(f"cannot write {path}: {err.strerror or err}", EXIT_INPUT)
 
 
-def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> None:  # type: ignore[type-arg]
+def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str], jobs: int) -> None:  # type: ignore[type-arg]
     """The Markdown file and its plots. Plots are written only where logdiag may (see
     render/outfiles.py); a plot an earlier report wrote and this one lacks is left alone."""
     from logparse.render.outfiles import OutputError, write_plots
@@ -60,7 +60,7 @@ def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> N
     from logparse.report.plots import render
 
     plot_dir = plots_dir_name(out.name)
-    svgs = render(data, series)
+    svgs = render(data, series, jobs=jobs)
     if svgs:
         try:
             write_plots(out.parent / plot_dir, {f"{name}.svg": svg for name, svg in svgs.items()}, inputs)
@@ -112,7 +112,8 @@ def _write_markdown(out: Path, data: dict, series: dict, inputs: list[str]) -> N
     metavar="SECONDS",
     help="Report unlogged gaps at least this long between timestamped lines of a rank.",
 )
-@jobs_option("Processes for one large plain file (byte-range split; below 8 MiB: one process).")
+@jobs_option("Processes for one large plain file (byte-range split; below 8 MiB: one process) and for "
+             "drawing the plots.")
 @window_options
 def report(
     path: str,
@@ -173,9 +174,9 @@ def report(
         from logparse.report.html import render_html
         from logparse.report.plots import render
 
-        text = render_html(rep.data, render(rep.data, rep.series))
+        text = render_html(rep.data, render(rep.data, rep.series, jobs=jobs))
     else:
-        _write_markdown(Path(output), rep.data, rep.series, inputs)
+        _write_markdown(Path(output), rep.data, rep.series, inputs, jobs)
         return
     if output == "-":
         click.echo(text, nl=False)
