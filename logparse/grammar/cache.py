@@ -1,4 +1,5 @@
-"""The per-user cache of the grammar's derived data: lark's parse tables and the fast path's data.
+"""The per-user cache of the grammar's derived data: lark's parse tables, the fast path's data and
+the message catalog's parsed TOML (`read_data`/`write_data`: JSON, keyed by the sources' content).
 
 Only a folder and files owned by the user and not writable by others are read (lark's cache is a
 pickle: loading a planted one would run code); the key covers the grammar text, the installed lark
@@ -10,6 +11,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
 FASTPATH_FORMAT = 5  # 4: JSON instead of a pickle; 5: open_firsts
@@ -75,3 +77,50 @@ def _cache_path(text: str, strict: bool) -> str | None:
     key = f"{FASTPATH_FORMAT}|{__version__}|{'|'.join(ids)}|{strict}|{text}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return str(folder / f"grammar-{digest}.lark-cache")
+
+
+def read_data(name: str, key: str) -> Any:
+    """The JSON value cached under `name` for `key`, or None (no cache, another key, damage).
+    Data only: reading it runs no code; a file someone else could have written is not read."""
+    import json
+
+    folder = _private_folder()
+    if folder is None:
+        return None
+    path = str(folder / f"{name}.json")
+    if not _safe_to_load(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.loads(fh.read(1 << 24))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key:
+        return None
+    return doc.get("data")
+
+
+def write_data(name: str, key: str, data: Any) -> None:
+    """Cache a JSON value under `name` for `key` (one file per name: a new key replaces the old
+    one). Best effort: a value JSON cannot hold or an unwritable folder only costs speed."""
+    import json
+
+    folder = _private_folder()
+    if folder is None:
+        return
+    path = str(folder / f"{name}.json")
+    try:
+        text = json.dumps({"key": key, "data": data})
+    except (TypeError, ValueError):
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache, lru_cache
 from typing import Any
 
 from logparse.grammar.resources import grammar_dir
+from logparse.model.record import Record, record
 
 FIELD_TYPES = ("str", "int", "float")
 # Digits beyond this are not a count or a size any log prints: such a field is damaged (None), and
@@ -64,8 +64,9 @@ def _to_float(text: str) -> float | None:
 _CONVERT = {"str": lambda s: s, "int": _to_int, "float": _to_float}
 
 
-@dataclass(frozen=True)
-class MessageSpec:
+# A record, not a @dataclass: the same frozen contract without generating its methods at import.
+@record
+class MessageSpec(Record):
     """One message family: its wordings across releases and the typed fields they capture."""
 
     code: str
@@ -75,8 +76,8 @@ class MessageSpec:
     needles: tuple[str, ...]
     patterns: tuple[str, ...]
     ignore_case: bool
-    fields: dict[str, str]
-    samples: tuple[str, ...]
+    fields: dict[str, str] = field(default_factory=dict)
+    samples: tuple[str, ...] = ()
 
     @property
     def compiled(self) -> tuple[re.Pattern[str], ...]:
@@ -149,9 +150,11 @@ class CatalogError(ValueError):
     """A catalog file is malformed (a bug in logdiag's data, caught by the tests)."""
 
 
-@dataclass
 class Catalog:
-    specs: dict[str, MessageSpec] = field(default_factory=dict)
+    """The message families by code (a plain class: it caches its prefilter in its __dict__)."""
+
+    def __init__(self, specs: dict[str, MessageSpec] | None = None) -> None:
+        self.specs: dict[str, MessageSpec] = {} if specs is None else specs
 
     def __getitem__(self, code: str) -> MessageSpec:
         try:
@@ -241,14 +244,19 @@ def _spec(family: str, raw: dict[str, Any]) -> MessageSpec:
     )
 
 
-def load_catalog(texts: Iterable[tuple[str, str]]) -> Catalog:
-    """A catalog from (family, TOML text) pairs."""
+def _parse_toml(family: str, text: str) -> dict[str, Any]:
+    import tomllib  # only when the parsed catalog is not cached: tomllib costs start-up
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise CatalogError(f"{family}: {err}") from None
+
+
+def _from_docs(docs: Iterable[tuple[str, dict[str, Any]]]) -> Catalog:
+    """A catalog from (family, parsed TOML document) pairs, every entry checked."""
     cat = Catalog()
-    for family, text in texts:
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise CatalogError(f"{family}: {err}") from None
+    for family, doc in docs:
         for raw in doc.get("message", []):
             spec = _spec(family, raw)
             if spec.code in cat.specs:
@@ -257,9 +265,47 @@ def load_catalog(texts: Iterable[tuple[str, str]]) -> Catalog:
     return cat
 
 
+def load_catalog(texts: Iterable[tuple[str, str]]) -> Catalog:
+    """A catalog from (family, TOML text) pairs."""
+    return _from_docs((family, _parse_toml(family, text)) for family, text in texts)
+
+
+# Bump when the cached form of the parsed catalog changes.
+_CACHE_FORMAT = 1
+
+
+def _cached_docs(texts: list[tuple[str, str]]) -> list[tuple[str, dict[str, Any]]]:
+    """The parsed TOML of the catalog files, from the per-user cache when it was made from these
+    very texts (parsing the TOML took ~30 ms of a short run's start-up; loading JSON ~1 ms). The
+    key is the content, not a file date: an edit is always seen. The entries are checked again on
+    every load (`_from_docs`), so the cache holds what the TOML says and nothing more."""
+    import hashlib
+
+    from logparse.grammar.cache import read_data, write_data
+
+    digest = hashlib.sha256(str(_CACHE_FORMAT).encode())
+    for family, text in texts:
+        digest.update(f"\0{family}\0{len(text)}\0".encode())
+        digest.update(text.encode("utf-8", "surrogatepass"))
+    key = digest.hexdigest()
+    cached = read_data("messages", key)
+    if isinstance(cached, list) and len(cached) == len(texts):
+        try:
+            docs = [(str(family), doc) for family, doc in cached]
+        except (TypeError, ValueError):
+            docs = []
+        if [f for f, _ in docs] == [f for f, _ in texts] and all(isinstance(d, dict) for _, d in docs):
+            return docs
+    docs = [(family, _parse_toml(family, text)) for family, text in texts]
+    _from_docs(docs)  # a malformed catalog raises here and is never cached
+    write_data("messages", key, [[family, doc] for family, doc in docs])
+    return docs
+
+
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
     """The shipped catalog (grammars/messages/*.toml), loaded once."""
     folder = grammar_dir() / "messages"
     files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
-    return load_catalog((p.stem, p.read_text(encoding="utf-8")) for p in files)
+    texts = [(p.stem, p.read_text(encoding="utf-8")) for p in files]
+    return _from_docs(_cached_docs(texts))
