@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--install", action="store_true", help="create the venv, pip-install peers")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the first)")
     ap.add_argument("--json", default=None, help="result file (default benchmarks/out/peers.json)")
     a = ap.parse_args(argv)
     venv = Path(a.venv)
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     vpy = venv / "bin" / "python"
     scratch = REPO / "benchmarks" / "out" / "peers-scratch"
     scratch.mkdir(parents=True, exist_ok=True)
-    cpu = {min(os.sched_getaffinity(0))}
+    cpu = {min(os.sched_getaffinity(0)) if a.cpu is None else a.cpu}
     res: dict[str, Any] = {"venv": str(venv), "skipped": dict(SKIPPED), "files": {}}
     for name in PEERS:
         if name in errors:

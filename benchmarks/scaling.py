@@ -196,10 +196,11 @@ class Runner:
         self.scratch = out / "scaling-scratch"
         self.scratch.mkdir(parents=True, exist_ok=True)
         allowed = sorted(os.sched_getaffinity(0))
-        self.one = {allowed[0]}
+        core = allowed[0] if a.cpu is None else a.cpu
+        self.one = {core}
         self.two = set(allowed[:2])
-        if len(allowed) >= 2:
-            os.sched_setaffinity(0, {allowed[-1]})  # the runner stays off the measured core
+        if len(allowed) >= 2:  # the runner stays off the measured core
+            os.sched_setaffinity(0, {next(c for c in allowed if c != core)})
         self.ld = shlex.split(a.logdiag_cmd) if a.logdiag_cmd else [PY, "-m", "logparse"]
         base = dict(os.environ)
         base.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches are part of a normal run
@@ -438,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--quick", action="store_true", help="small sizes: checks the harness")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="the core of the one-core runs (default: the first allowed)")
     ap.add_argument("--timeout", type=float, default=2400.0, help="per child process, seconds")
     ap.add_argument("--logdiag-root", default=None,
                     help="time the logdiag of another checkout (cwd, PYTHONPATH, own cache)")
