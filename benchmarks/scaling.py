@@ -417,6 +417,37 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(L)
 
 
+def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Before/after table of analyze --jobs 1 for the profile/size cells both runs have: wall and
+    CPU seconds, the paired ratio to the reference of the same run, peak RSS."""
+    head = (f"| profile | lines | before ({before['logdiag']['commit']}) wall s / CPU s / × ref "
+            f"(CPU) / RSS MiB | after ({after['logdiag']['commit']}) wall s / CPU s / × ref (CPU) "
+            "/ RSS MiB | CPU speed-up |")
+    L = [head, "|---|---:|---|---|---:|"]
+    for prof, a_ in after["profiles"].items():
+        b_ = before["profiles"].get(prof)
+        if not b_:
+            continue
+        for size in sorted(set(a_["runs"]) & set(b_["runs"]), key=int):
+            cells = []
+            cpus = []
+            for res in (b_, a_):
+                t = res["runs"][size]["tools"]
+                j, r = t.get("analyze-j1"), t.get("reference")
+                if not (j and j.get("ok")):
+                    cells.append("—")
+                    cpus.append(None)
+                    continue
+                ratio = _ratio(j["cpu_s"], r["cpu_s"]) if r and r.get("ok") else None
+                cells.append(f"{j['wall_s']:.1f} / {j['cpu_s']:.1f} / {_f(ratio)} / "
+                             f"{j['peak_rss_mib']:.0f}")
+                cpus.append(j["cpu_s"])
+            lines = a_["runs"][size]["lines"]
+            L.append(f"| {prof} | {lines:,} | {cells[0]} | {cells[1]} | "
+                     f"{_f(_ratio(cpus[0], cpus[1]))}× |")
+    return "\n".join(L)
+
+
 # -- main ------------------------------------------------------------------------------------
 
 def git_commit(root: Path) -> str:
@@ -455,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge", metavar="JSON", action="append", default=[],
                     help="with --render: add the profiles/sizes of more JSON files (fits and "
                          "targets are recomputed over the union)")
+    ap.add_argument("--compare", metavar="JSON", action="append", default=[],
+                    help="with --render: also print a before/after table against these results "
+                         "(the tree before a change; several files are merged)")
     a = ap.parse_args(argv)
     if a.render:
         res = json.loads(Path(a.render).read_text())
@@ -467,6 +501,14 @@ def main(argv: list[str] | None = None) -> int:
             v["exponents"] = fits(v["runs"])
             v["targets"] = evaluate(v["runs"], v["exponents"])
         print(render(res))
+        if a.compare:
+            before = json.loads(Path(a.compare[0]).read_text())
+            for extra in a.compare[1:]:
+                more = json.loads(Path(extra).read_text())
+                for prof, v in more["profiles"].items():
+                    before["profiles"].setdefault(prof, {"runs": {}})["runs"].update(v["runs"])
+            print()
+            print(compare(before, res))
         return 0
 
     names = list(PROFILES) if a.profiles == "all" else [p for p in a.profiles.split(",") if p]
