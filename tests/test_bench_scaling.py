@@ -138,3 +138,17 @@ def test_quick_run_report_structure(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "| profile | lines |" in out
     assert "| serving-heavy | " in out
     assert "Fitted exponents" in out and "Targets (issue 10)" in out
+
+
+def test_compare_pairs_cells_and_computes_cpu_speedup():
+    def res(commit: str, cpu: float) -> dict[str, Any]:
+        cells = {"reference": {"ok": True, "wall_s": 10.0, "cpu_s": 8.0, "peak_rss_mib": 700.0},
+                 "analyze-j1": {"ok": True, "wall_s": 2 * cpu, "cpu_s": cpu, "peak_rss_mib": 200.0}}
+        return {"logdiag": {"commit": commit},
+                "profiles": {"serving-heavy": {"runs": {"1000000": {"lines": 1_000_000,
+                                                                    "tools": cells}}}}}
+    text = scaling.compare(res("aaa", 24.0), res("bbb", 12.0))
+    rows = [x for x in text.splitlines() if x.startswith("| serving-heavy")]
+    assert len(rows) == 1
+    assert "before (aaa)" in text and "after (bbb)" in text
+    assert "| 48.0 / 24.0 / 3.00 / 200 | 24.0 / 12.0 / 1.50 / 200 | 2.00× |" in rows[0]
