@@ -81,7 +81,7 @@ def test_aliases_are_written_in_the_grammar() -> None:
 
 
 def test_learned_shapes_equal_lalr_on_long_runs() -> None:
-    """Frequent lines get one-regex shapes and fused stats shapes (learned after 16 lines); the
+    """Frequent lines get one-regex shapes and fused stats shapes (learned after 128 lines); the
     lines parsed through them must still equal LALR, including varied values and heads."""
     import random
 
@@ -91,7 +91,7 @@ def test_learned_shapes_equal_lalr_on_long_runs() -> None:
     parser = LineParser(LineTransformer())  # fresh: no shapes learned from other tests' lines
     rng = random.Random(0)
     lines = []
-    for i in range(200):
+    for i in range(600):  # shapes are learned after 128 lines of a kind, fused ones 128 later
         lines.append(
             f"[2026-04-14 09:40:{i % 60:02d} TP0] Decode batch, #running-req: {rng.randint(1, 64)}, "
             f"#token: {rng.randint(100, 99999)}, token usage: {rng.random():.2f}, accept len: {1 + rng.random() * 3:.2f}, "

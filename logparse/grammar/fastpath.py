@@ -45,22 +45,30 @@ ParsedLine = tuple[Any, type, dict[str, Any]]
 
 @dataclass(slots=True)
 class _Alternative:
-    """One flat rule alternative compiled to a regex."""
+    """One flat rule alternative as a regex, compiled when a line first reaches it (alternatives
+    are tried in order: a short log never compiles those after the ones its lines match)."""
 
-    regex: re.Pattern[str]
+    regex: re.Pattern[str] | None
     kept: tuple[tuple[str, str], ...]  # (regex group name, terminal name) of the tokens passed on
     callback: Callable[[list[Any]], Any]
     name: str
     plain: bool = False  # the callback reads token texts only: pass str, not FastToken
     src: str = ""
 
+    def fullmatch(self, text: str, pos: int) -> re.Match[str] | None:
+        regex = self.regex
+        if regex is None:
+            regex = self.regex = re.compile(self.src)
+        return regex.fullmatch(text, pos)
+
 
 # Compiled terminal patterns, shared by all dispatchers (a terminal is compiled at most once).
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 # After this many lines starting with the same character, that character's candidates are
 # compiled into one alternation: long logs get one C-level match per line, short logs compile
-# only the terminals they meet.
-_PROMOTE_AFTER = 64
+# only the terminals they meet. The alternation of '[' (every prefix) takes ~15 ms to compile and
+# saves ~1 µs a line: a 1,000-line log should not pay for it.
+_PROMOTE_AFTER = 1024
 
 
 class _Dispatcher:
@@ -245,8 +253,11 @@ def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tupl
 # In `open_firsts`: an empty rule under `message` (no terminal name is empty).
 ALL_OPEN = ""
 
-# A (prefix, alternative) combination seen this many times gets its own one-regex shape.
-_SHAPE_AFTER = 16
+# A (prefix, alternative) combination seen this many times gets its own one-regex shape. A shape
+# takes 3–10 ms to compile (negative lookaheads for every earlier terminal) and saves a few µs a
+# line, so it pays back only after ~1,000 lines: at 16, a 1,000-line log compiled nine shapes
+# for start-up lines that never came back.
+_SHAPE_AFTER = 128
 _MAX_SHAPES = 6
 
 
@@ -342,13 +353,14 @@ class FastPath:
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
         for name in self.data.alternatives:
-            self._alternatives(name)
+            for alt in self._alternatives(name):
+                alt.regex = alt.regex or re.compile(alt.src)
 
     def _alternatives(self, name: str) -> list[_Alternative]:
         alts = self._alts.get(name)
         if alts is None:
             alts = self._alts[name] = [
-                _Alternative(re.compile(src), kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
+                _Alternative(None, kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
                 for src, kept, cb in self.data.alternatives.get(name, ())
             ]
         return alts
@@ -482,7 +494,7 @@ class FastPath:
         if alts is None:
             alts = self._alternatives(name)
         for alt in alts:
-            mm = alt.regex.fullmatch(text, pos)
+            mm = alt.fullmatch(text, pos)
             if mm is not None:
                 if alt.plain:
                     partial = alt.callback([mm.group(g) for g, _ in alt.kept])
