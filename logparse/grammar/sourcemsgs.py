@@ -14,11 +14,12 @@ formatted value are tried only when their longest literal piece is in the line.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import cache
 
 from logparse.grammar.resources import grammar_dir
 
-__all__ = ["SourceMessages", "is_source_message", "source_messages"]
+__all__ = ["SourceMessages", "is_cut_source_message", "is_source_message", "source_messages"]
 
 TEMPLATES = ("source-messages", "sglang.txt")  # under the grammar folder
 HOLE = "{}"
@@ -28,6 +29,8 @@ MAX_LINE = 1000
 # A floating template (one that starts with a value) needs a literal piece at least this long,
 # else it would match too much (`{} is {}`).
 MIN_FLOATING_PIECE = 12
+# A cut line must keep at least this much of a template's head to count as that message.
+MIN_CUT_PREFIX = 12
 
 
 def _pieces(template: str) -> list[str]:
@@ -67,6 +70,9 @@ class SourceMessages:
             longest = max(pieces, key=len)
             if len(longest.strip()) >= MIN_FLOATING_PIECE:
                 floating.append((longest, _regex(t)))
+        # First literal pieces, sorted: is a cut line the start of one of them? (`is_cut_prefix`)
+        self._heads = sorted({_pieces(t.strip())[0].rstrip() for t in templates
+                              if t.strip() and not t.startswith("# ")})
         self._sources = by_word
         self._compiled: dict[str, re.Pattern[str] | None] = {}
         self._floating = floating
@@ -99,6 +105,16 @@ class SourceMessages:
         return any(piece in text and rx.fullmatch(text) for piece, rx in self._floating_compiled)
 
 
+    def is_cut_prefix(self, text: str) -> bool:
+        """Whether `text` is the start of a template's literal head, cut short (an excerpt that ends
+        or a hard wrap that falls inside a message: `Ignore import error when lo`)."""
+        text = text.strip()
+        if len(text) < MIN_CUT_PREFIX or " " not in text:
+            return False
+        i = bisect_left(self._heads, text)
+        return i < len(self._heads) and self._heads[i].startswith(text) and self._heads[i] != text
+
+
 @cache
 def source_messages() -> SourceMessages:
     """The templates of grammars/source-messages/sglang.txt (read once, on the first unparsed line)."""
@@ -109,3 +125,7 @@ def source_messages() -> SourceMessages:
 
 def is_source_message(text: str) -> bool:
     return source_messages().match(text)
+
+
+def is_cut_source_message(text: str) -> bool:
+    return source_messages().is_cut_prefix(text)

@@ -47,7 +47,7 @@ def clean(s: str, no: int, report: ReadReport, unwrap: Unwrapper, ansi: bool) ->
             report.ansi_stripped += 1
             s = s2
     w: Wrapper | None = None
-    if s[:1] != "[" or s[11:12] == "T":
+    if s[:1] != "[" or s[11:12] == "T" or s[1:2].isalpha():  # `[sglang]   | …`: a bracketed service
         w, s = unwrap(s)
         if w is not None:
             report.wrapped += 1

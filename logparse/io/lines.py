@@ -28,7 +28,7 @@ from logparse.io.decode import (
 )
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.sources import source_blocks
-from logparse.io.wrappers import Unwrapper
+from logparse.io.wrappers import BRACKET_SERVICE_PRECHECK, Unwrapper
 
 __all__ = ["MAX_LINE_CHARS", "iter_lines", "read_lines"]
 
@@ -118,6 +118,17 @@ def iter_lines(
             # Single-character scans (memchr speed); the per-line rules use the same tests.
             need_clean = has_cr or "<" in text
             ansi = ansi_possible(chunk)
+            # `[service]   | …` prefixes in this block: `[` lines need unwrapping too (rare).
+            bracketed = "] " in text and BRACKET_SERVICE_PRECHECK.search(text) is not None
+            if bracketed and not ansi and not need_clean:
+                for s in lines:
+                    no += 1
+                    w, s = unwrap(s)
+                    if w is not None:
+                        report.wrapped += 1
+                    report.lines += 1
+                    yield (no, s, w)
+                continue
             if ansi:
                 # Colour codes somewhere in the block (rare in files): full cleaning per line.
                 for s in lines:
@@ -135,7 +146,7 @@ def iter_lines(
                         out = clean(s, no, report, unwrap, False)
                         report.lines += len(out)
                         yield from out
-                    elif s[:1] == "[" and s[11:12] != "T":
+                    elif s[:1] == "[" and s[11:12] != "T" and not bracketed:
                         report.lines += 1
                         yield (no, s, None)
                     else:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from logparse.model.numbers import to_int
 
-__all__ = ["Unwrapper", "Wrapper"]
+__all__ = ["BRACKET_SERVICE_PRECHECK", "Unwrapper", "Wrapper"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,11 @@ _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
 _DOTTED = r"[A-Za-z_]\w*(?:\.\w+)+"
 
 _DOCKER_RE = re.compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
+# The same with the service name in brackets (`[sglang]     | [2026-06-24 11:50:33] …`: compose
+# front-ends such as podman-compose / dev-container runners). The reader only looks for it in
+# blocks that hold one (BRACKET_SERVICE_PRECHECK), since `[` lines otherwise skip unwrapping.
+_BRACKET_SERVICE_RE = re.compile(r"\[([A-Za-z0-9_][\w.-]{0,62})\] +\|(?: |$)")
+BRACKET_SERVICE_PRECHECK = re.compile(r"^\[[A-Za-z0-9_][\w.-]{0,62}\] +\|", re.MULTILINE)
 _RAY_RE = re.compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
 _KIBANA_RE = re.compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
@@ -108,12 +113,21 @@ def _match_prefix(s: str) -> _Prefix | None:
             # A damaged pid (thousands of digits) is None: the line keeps its other metadata.
             return ("ray", None, None, to_int(m[2]), m[1], m[3], None, None, m.end())
         return None
+    if c == ">" and (s[1:] in ("", " ") or s[1:3] in (" [", " (")):
+        # A markdown quote around a pasted log (`> [2025-07-11 17:40:14 DP0 TP2] …`, `>` alone):
+        # only before an envelope, a Ray prefix or nothing, since `> --flag \` is bash's PS2 prompt.
+        return ("markdown-quote", None, None, None, None, None, None, None, min(len(s), 2))
     if c == "s" and s[6:7] == " ":
         m = _CRI_RE.match(s)
         if m:
             # The stream name (stdout/stderr) keeps the two apart, like a docker service name.
             return ("cri", None, m[1], None, None, None, None, None, m.end())
     if c == "[":
+        if s[1:2].isalpha():
+            m = _BRACKET_SERVICE_RE.match(s)
+            if m:
+                return ("docker-compose", None, m[1], None, None, None, None, None, m.end())
+            return None
         if s[11:12] != "T":
             return None
         m = _BRACKET_ISO_RE.match(s)
@@ -250,7 +264,7 @@ def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
 
 # Kinds whose prefix text is the same on every line of one writer (no timestamp): safe to
 # recognise again by plain string comparison.
-_REPEATING_KINDS = frozenset({"docker-compose", "ray"})
+_REPEATING_KINDS = frozenset({"docker-compose", "ray", "markdown-quote"})
 
 
 class Unwrapper:

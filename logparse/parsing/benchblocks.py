@@ -103,6 +103,7 @@ SERVING_FIELDS: dict[str, tuple[str, Parser]] = {
     "Peak output token throughput (tok/s)": ("peak_output_throughput", _float),
     "Peak concurrent requests": ("peak_concurrent_requests", _int),
     "Total token throughput (tok/s)": ("total_throughput", _float),
+    "Total Token throughput (tok/s)": ("total_throughput", _float),  # 2024 releases' spelling
     "Last generation throughput (tok/s)": ("last_generation_throughput", _float),
     "Concurrency": ("concurrency", _float),
     "Accept length": ("accept_length", _float),
@@ -142,6 +143,7 @@ SECTION_TITLES = frozenset(
         "Time to First Token",
         "Time per Output Token (excl. 1st token)",
         "Inter-Token Latency",
+        "Inter-token Latency",  # 2024 releases' spelling
         "Cache Hit Details",
     }
 )

@@ -12,14 +12,16 @@ tracebacks and commands still assemble across them):
   `env` dumps);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`);
-- `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines).
+- `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines);
+- `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
+  SGLang's messages (at least 12 characters of its literal head) or of an envelope (`[2025-`).
 """
 
 from __future__ import annotations
 
 import re
 
-from logparse.grammar.sourcemsgs import is_source_message
+from logparse.grammar.sourcemsgs import is_cut_source_message, is_source_message
 
 __all__ = ["classify"]
 
@@ -55,9 +57,13 @@ _FOREIGN_LOGGER = re.compile(
     # `[PG 3 Rank 0] Heartbeat monitor timed out! …`, `[PG ID 2 PG GUID 3 Rank 1] …`, `[c10d] waitForInput: …`
     r"|\[PG (?:ID )?\d+(?: PG GUID \d+(?:\([\w]+\))?)? Rank \d+\] "
     r"|\[c10d\] "
-    # sglang-router's Python launcher: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`
-    r"|\[Router \(Python\)\] "
+    # sglang-router's launchers: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`, `[Router (Rust)] …`
+    r"|\[Router \((?:Python|Rust)\)\] "
+    # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`
+    r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w.-]+:\d+\] '
 )
+# What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`.
+_CUT_ENVELOPE = re.compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:]*)?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = re.compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
@@ -83,4 +89,6 @@ def classify(text: str) -> str | None:
         return "library-text"
     if is_source_message(body):
         return "sglang-source"
+    if _CUT_ENVELOPE.match(body) or is_cut_source_message(body):
+        return "cut-line"
     return None

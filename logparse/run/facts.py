@@ -11,6 +11,7 @@ from logparse.model.events import (
     BatchDump,
     BenchOneBatchResult,
     BenchServingResult,
+    C10dLog,
     CaptureEnd,
     CppTerminate,
     Event,
@@ -220,16 +221,38 @@ class FactsView:
             out["nccl_timeout"] = {k: v for k, v in nt.items() if v is not None}
         else:
             for t in log.of(CppTerminate):
+                # A watchdog abort names the rank whose collective timed out, unless it carries a
+                # CUDA error instead (a kernel fault killed the watchdog; nothing timed out).
                 m = re.search(r"\bRank (\d+)\]", t.what)
-                if m:
+                if m and _cuda_error(t.what) is None:
                     out["nccl_timeout"] = present(rank=to_int(m.group(1)))
                     break
+            else:
+                # torch ≥ 2.2 names the timed-out work in its own line: `[PG ID 2 PG GUID 3 Rank 16]
+                # Timeout at NCCL work: 9301, …` (catalog nccl-work-timeout), also without the WorkNCCL line.
+                work = self._nccl_work_timeout()
+                if work:
+                    out["nccl_timeout"] = work
         sw = log.of(SglangWatchdog)
         if sw and sw[0].timeout_s is not None:
             out["watchdog_timeout_s"] = _num(sw[0].timeout_s)
         bd = [e.batch_size for e in log.of(BatchDump) if e.batch_size is not None]
         if bd:
             out["watchdog_batch_size"] = bd[0]
+
+    def _nccl_work_timeout(self) -> dict[str, Any] | None:
+        from logparse.grammar.messages import catalog
+
+        spec = catalog().specs.get("nccl-work-timeout")
+        if spec is None:
+            return None
+        for e in self.log.of(C10dLog):
+            fields = spec.match(e.text) if "NCCL work" in e.text else None
+            if fields and fields.get("seq") is not None:
+                m = re.search(r"\bRank (\d+)\]", e.text)
+                rank = to_int(m.group(1)) if m else e.torch_rank
+                return present(seq=fields["seq"], rank=rank)
+        return None
 
     @cached_property
     def nccl_watchdog_timeouts(self) -> list[NcclWatchdogTimeout]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from logparse.model.events import Unparsed
+from logparse.model.events import DecodeBatch, PrefillBatch, Unparsed
 
 
 class Envelope(NamedTuple):
@@ -39,6 +39,13 @@ class EnvelopeCallbacks:
                 env = child
             else:
                 text = str(child)
+        if text[:1] in "DP" and len(text) < 32:
+            cut = _cut_stats_head(text)
+            if cut is not None:
+                # A stats line cut right after its head (`[…] Decode batch` / `[…] Prefill b` as an
+                # excerpt's last line): still a Decode / Prefill line, with no fields (the corpus
+                # README counts a cut stats line).
+                return env, cut, {}
         return env, Unparsed, {"text": text}
 
     def sglang_prefix(self, children: Children) -> Envelope:
@@ -110,3 +117,18 @@ class EnvelopeCallbacks:
             mmdd = parts[0].zfill(4)
             ts = f"{mmdd[:2]}-{mmdd[2:]} {parts[1][:8]}"
         return Envelope(ts, rank, level, "c10d")
+
+
+_STATS_HEADS = (("Decode batch", DecodeBatch), ("Prefill batch", PrefillBatch))
+# A cut head must keep this much of `Decode batch` / `Prefill batch` ("Decode b", "Prefill b").
+_MIN_CUT_HEAD = 8
+
+
+def _cut_stats_head(text: str) -> type | None:
+    body = text.rstrip(" .,")
+    for head, cls in _STATS_HEADS:
+        if len(body) >= _MIN_CUT_HEAD and (head.startswith(body) or body == head):
+            return cls
+        if body.startswith(head) and body[len(head):].strip(" []0123456789") == "":
+            return cls  # `Decode batch [1240]`
+    return None

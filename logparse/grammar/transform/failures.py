@@ -358,7 +358,10 @@ def _faulthandler(t: list[str]) -> dict[str, Any]:
 
 @known_fields("NCCL_WATCHDOG_TAIL")
 def _nccl_tail(t: list[str]) -> dict[str, Any]:
-    return _parse_watchdog_body(t[0])
+    text = t[0].strip()
+    if text[:1].isdigit():  # wrapped right after `Timeout(ms)=`: the first number is the timeout
+        text = "Timeout(ms)=" + text
+    return _parse_watchdog_body(text)
 
 
 @known_fields("PYSPY_FAILED")

@@ -477,6 +477,7 @@ class StartupCallbacks:
         text = str(children[0])
         head, _, rest = text.partition(" NCCL ")
         where, _, dev = head.partition(" [")
+        dev = dev.split("]", 1)[0] + "]"  # `6] misc/socket.cc:533`: the source location follows
         host, pid, tid = where.rsplit(":", 2)
         level, _, msg = rest.partition(" ")
         kw: dict[str, Any] = {
