@@ -1643,8 +1643,8 @@ NEAR_MISSES = [
     "Watchdog timeout",
     "frame #x: nothing",
     "mamba_available_size=315, mamba_evi",
-    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    # (torch's CUDA error hints are known notices now, continuation lines of the exception message:
+    # tests/test_grammar_notices.py)
     "Assertion error in module",
     "Subprocess crashed",
     "[Rank 4]",

@@ -27,11 +27,13 @@ START_SYMBOLS = ["line", "unparsed_line"]
 __all__ = ["FASTPATH_FORMAT", "FastToken", "LineParser", "ParsedLine", "build_lark", "get_parser"]
 
 
-def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True) -> Lark:
-    """The LALR parser with the transformer applied during parsing (no tree is built)."""
+def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True, text: str | None = None) -> Lark:
+    """The LALR parser with the transformer applied during parsing (no tree is built), from `text`
+    (default: the grammar files as they are now)."""
     from lark import Lark
 
-    text = grammar_text()
+    if text is None:
+        text = grammar_text()
     cache_file = _cache_path(text, strict) if cache else None
     # lark's cache is a pickle (loading one runs code): let lark read it only when it is ours
     # and nobody else could have written it; otherwise build without a cache.
@@ -58,14 +60,18 @@ class LineParser:
         self._transformer = transformer
         self._strict = strict
         self._lark: Lark | None = None
+        # The grammar is read once: lark, the fast path's data and their cache key all come from this
+        # text. Reading the files again for the key let a grammar edited in between (a checkout being
+        # worked on while tests run) store the old grammar's data under the new grammar's key.
+        self._text = grammar_text()
         if strict or not fast:
-            self._lark = build_lark(transformer, strict=strict)
-        self.fast = FastPath(_cached_fast_data(self, strict), transformer) if fast else None
+            self._lark = build_lark(transformer, strict=strict, text=self._text)
+        self.fast = FastPath(_cached_fast_data(self, strict, self._text), transformer) if fast else None
 
     @property
     def lark(self) -> Lark:
         if self._lark is None:
-            self._lark = build_lark(self._transformer, strict=self._strict)
+            self._lark = build_lark(self._transformer, strict=self._strict, text=self._text)
         return self._lark
 
     def parse(self, text: str) -> ParsedLine:
@@ -85,11 +91,12 @@ class LineParser:
             return parse(text, start="unparsed_line")  # type: ignore[return-value]
 
 
-def _cached_fast_data(parser: LineParser, strict: bool) -> FastPathData:
+def _cached_fast_data(parser: LineParser, strict: bool, text: str | None = None) -> FastPathData:
     """The fast path's data, from the per-user cache when this very logdiag made it from this very
-    grammar. The cache is JSON (data only: reading it runs no code, and a file from another
-    version or a damaged one is ignored and rewritten, never fatal)."""
-    cache = _cache_path(grammar_text(), strict)
+    grammar (`text`: the one the parser's lark was built from). The cache is JSON (data only: reading
+    it runs no code, and a file from another version or a damaged one is ignored and rewritten, never
+    fatal)."""
+    cache = _cache_path(text if text is not None else grammar_text(), strict)
     path = f"{cache}.fastpath.json" if cache else None
     if path and _safe_to_load(path):
         try:

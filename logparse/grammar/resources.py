@@ -6,7 +6,7 @@ from pathlib import Path
 
 # The order in which the grammar files are concatenated into one grammar (see grammars/sglang.lark).
 GRAMMAR_FILES = ("sglang.lark", "common.lark", "startup.lark", "runtime.lark", "failures.lark", "bench.lark",
-                 "shell.lark")
+                 "shell.lark", "notices.lark")
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # logparse/
 

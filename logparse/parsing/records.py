@@ -64,8 +64,10 @@ _MESSAGE = 1  # exception line seen; unprefixed unparsed lines continue its mess
 _ENDED = 2  # exception line and a blank line seen; only a chain marker can continue the record
 
 # Known messages that are printed as continuation lines of an exception message (they are also
-# recognised on their own when logged): `RuntimeError: Prefill out of memory. …\nTry to allocate N tokens.`
-CONTINUATION_CODES = frozenset({"try-allocate-tokens"})
+# recognised on their own when logged): `RuntimeError: Prefill out of memory. …\nTry to allocate N tokens.`,
+# and the hints torch appends to every `CUDA error: …` message (grammars/notices.lark).
+CONTINUATION_CODES = frozenset({"try-allocate-tokens", "cuda-async-error-hint", "cuda-launch-blocking-hint",
+                                "cuda-dsa-hint", "cuda-dsa-not-enabled", "cuda-error-doc-hint"})
 # A faulthandler dump (`Thread 0x… (most recent call first):` + frames) after a native crash.
 _FAULTHANDLER = "faulthandler-thread"
 # A message continuation longer than this is not a message: close the record there.

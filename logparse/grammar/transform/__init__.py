@@ -9,6 +9,7 @@ from logparse.grammar.transform.bench import BenchCallbacks
 from logparse.grammar.transform.envelope import Envelope, EnvelopeCallbacks
 from logparse.grammar.transform.failures import FailureCallbacks
 from logparse.grammar.transform.known import KnownCallbacks
+from logparse.grammar.transform import notices as _notices  # noqa: F401  (registers its field parsers)
 from logparse.grammar.transform.runtime import RuntimeCallbacks
 from logparse.grammar.transform.shell import ShellCallbacks
 from logparse.grammar.transform.startup import StartupCallbacks

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import JitCompile, Severity, SglangWatchdog
+from logparse.model.codes import KnownCode
+from logparse.model.events import JitCompile, KnownMessage, Severity, SglangWatchdog
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
@@ -80,7 +81,9 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
                 data={"jit_compile_s": round(gap, 2), "library": b.library, "op": b.name},
             )
     for b in sorted(open_.values(), key=lambda e: e.line):
-        later = [x for x in ctx.log.events if x.line > b.line]
+        # The compile's own progress lines (DeepGEMM's `Try DeepGEMM JIT Compiling for <K> …` per
+        # kernel) show the session at work, not that the server moved on past it.
+        later = [x for x in ctx.log.events if x.line > b.line and not _jit_progress(x)]
         if not later and last_line <= b.line:
             continue  # the excerpt ends right there: nothing shows a stall
         follow = next((x for x in later if x.ts is not None), None)
@@ -108,6 +111,10 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
             events=[b],
             data=data,
         )
+
+
+def _jit_progress(event: Any) -> bool:
+    return isinstance(event, KnownMessage) and event.code == KnownCode.DEEPGEMM_JIT_COMPILING
 
 
 def _jit_remedy(ctx: RuleContext, library: str) -> str:
