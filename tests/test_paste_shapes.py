@@ -184,3 +184,86 @@ def test_fastchat_logger_and_colour_damaged_ray_prefix(tmp_path: Path) -> None:
     assert parsed.coverage.unparsed == 0
     (header,) = parsed.of(ExceptionHeader)
     assert header.rank == "TP1" and header.wrapper is not None and header.wrapper.pid == 3432
+
+
+def test_markdown_quoted_log_is_unwrapped(tmp_path: Path) -> None:
+    # fixtures/corpus/dev/b-026 (a watchdog timeout pasted inside a markdown quote)
+    log = tmp_path / "quoted.log"
+    log.write_text(
+        '> [2025-07-11 17:40:04] INFO:     100.125.183.82:43204 - "GET /metrics HTTP/1.1" 200 OK\n'
+        "> [2025-07-11 17:40:14 DP0 TP2] Pyspy failed to dump PID 546. Error: /bin/sh: 1: py-spy: not found\n"
+        "> \n"
+        "> [2025-07-11 17:40:14 DP0 TP2] Watchdog timeout (self.watchdog_timeout=300)\n"
+        ">\n", encoding="utf-8")
+    parsed = parse_file(str(log))
+    assert parsed.coverage.unparsed == 0
+    assert "DP0 TP2" in parsed.ranks_seen
+
+
+def test_bracketed_compose_service_prefix(tmp_path: Path) -> None:
+    # fixtures/corpus/dev/c-014: `[service]   | ` before every SGLang line, a tqdm bar between them
+    log = tmp_path / "svc.log"
+    log.write_text(
+        "[sglang]     | [2026-06-24 11:50:37] Load weight end. elapsed=4.58 s, type=Qwen3_5ForConditionalGeneration, "
+        "quant=fp8, fmt=e4m3, avail mem=60.12 GB, mem usage=28.54 GB.\n"
+        "Multi-thread loading shards: 100% Completed | 66/66 [00:03<00:00, 17.24it/s]\n"
+        "[sglang]     | [2026-06-24 11:50:38 TP0] Load weight begin. avail mem=78.31 GB\n", encoding="utf-8")
+    parsed = parse_file(str(log))
+    begin = parsed.of(WeightLoadBegin)
+    assert len(begin) == 1 and begin[0].rank == "TP0" and begin[0].wrapper is not None
+    assert begin[0].wrapper.container == "sglang"
+
+
+@pytest.mark.parametrize("line", [
+    # fixtures/corpus/dev/b-022 and b-036: NCCL ≥ 2.19 prints the source location before `NCCL WARN`
+    "node5:240:240 [6] misc/socket.cc:533 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned "
+    "113(No route to host) errno 115(Operation now in progress)",
+    "h100-15:139:1092 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to 10.0.0.82<38455> failed : "
+    "Software caused connection abort",
+])
+def test_nccl_line_with_source_location(line: str) -> None:
+    from logparse.model.events import NcclLog
+
+    _env, cls, kw = get_parser(strict=True).parse(line)
+    assert cls is NcclLog and kw["level"] == "WARN" and isinstance(kw["device"], int)
+
+
+def test_watchdog_line_wrapped_right_after_the_timeout_label(tmp_path: Path) -> None:
+    # fixtures/corpus/dev/b-053 (hard-wrapped at `Timeout(ms)=`, padded with spaces)
+    from logparse.engine.core import analyze
+
+    log = tmp_path / "wrapped.log"
+    log.write_text(
+        "[rank4]:[E210 02:06:33.321131395 ProcessGroupNCCL.cpp:616] [Rank 4] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1522789, OpType=_ALLGATHER_BASE, NumelIn=298960, NumelOut=4783360, Timeout(ms)=\n"
+        "600000) ran for 600022 milliseconds before timing out.                                       \n",
+        encoding="utf-8")
+    assert analyze(str(log)).facts["nccl_timeout"] == {
+        "op": "_ALLGATHER_BASE", "timeout_ms": 600000, "seq": 1522789, "rank": 4}
+
+
+@pytest.mark.parametrize(("text", "cls"), [
+    ("[2025-12-17 05:10:47] Decode batch", DecodeBatch),  # fixtures/corpus/dev/a-001, the excerpt's last line
+    ("Prefill b", PrefillBatch),  # fixtures/corpus/dev/a-005
+    # fixtures/corpus/dev/b-038: cut right after the last key's colon
+    ("[2025-10-15 14:44:31 DP4 TP4 EP4] Prefill batch. #new-seq: 3, #new-token: 512, #cached-token: 0, token usage: "
+     "0.01, #unbootstrapped-req: 0, #queue-req: 0, #transferring-req: 2, input throughput (token/s):", PrefillBatch),
+])
+def test_stats_line_cut_short_still_counts(text: str, cls: type) -> None:
+    assert get_parser(strict=True).parse(text)[1] is cls
+
+
+def test_coverage_classifies_lines_by_structure() -> None:
+    from logparse.parsing.classify import classify
+
+    assert classify("Cache flushed successfully!") == "sglang-source"  # shared corpus dev-049
+    assert classify("Registering 595 cuda graph addresses") == "sglang-source"  # dev-048 (custom all-reduce)
+    assert classify("Requirement already satisfied: sglang in /usr/local/lib/python3.12/dist-packages (0.5.2)") == "pip"
+    assert classify("```bash") == "markdown"
+    assert classify("+-----------------------------------------------------------------------------------------+") == "shell-output"
+    assert classify("I1120 11:09:23.594488 203018 pybind_client.cpp:218] Mounting segment: 17179869184 bytes") == "foreign-logger"
+    assert classify("Ignore import error when lo") == "cut-line"  # an excerpt cut inside SGLang's message
+    assert classify("[2025-") == "cut-line"
+    # Not classified: text that is none of these (it stays a visible gap).
+    assert classify("Before this PR：") is None
+    assert classify("the model answered something unexpected here") is None
