@@ -10,7 +10,7 @@ from tests.conftest import analyze_text
 SG = "/sgl-workspace/sglang/python/sglang/srt"
 
 # A hybrid model's scheduler loop allocating a mamba slot (0.5.x memory_pool.py assert).
-_MAMBA_LOOP = "\n".join([  # noqa: FLY002 — one log line per item
+_MAMBA_LOOP = "\n".join([
     "{stats}",
     "[2026-03-25 05:46:24] Scheduler hit an exception: Traceback (most recent call last):",
     f'  File "{SG}/managers/scheduler.py", line 3487, in run_scheduler_process',
@@ -45,7 +45,7 @@ def test_a_lone_prefill_of_one_request_may_be_the_warmup(tmp_path: Path) -> None
     assert a.outcome is None  # a crash in the request loop with no serving shown before it
 
 
-_LOOP_CUT = "\n".join([  # noqa: FLY002 — one log line per item
+_LOOP_CUT = "\n".join([
     '[2026-05-05 02:22:14] INFO:     127.0.0.1:56304 - "POST /generate HTTP/1.1" {status}',
     "[2026-05-05 02:22:14] Scheduler hit an exception: Traceback (most recent call last):",
     f'  File "{SG}/managers/scheduler.py", line 3875, in run_scheduler_process',
@@ -133,7 +133,7 @@ def test_argparse_usage_cut_before_its_error_is_no_stalled_start_up(tmp_path: Pa
 
 def test_a_benchmark_scripts_own_bug_is_not_a_server_crash(tmp_path: Path) -> None:
     # Frames in sglang/bench_*.py only (a tool), no process header, no rank: not a server process.
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         "Traceback (most recent call last):",
         '  File "/opt/sglang/python/sglang/bench_serving.py", line 1502, in <module>',
         "    run_benchmark(args)",
@@ -165,7 +165,7 @@ def test_a_cut_traceback_inside_cuda_graph_capture_is_a_start_up_crash(tmp_path:
 
 
 def test_a_cut_tail_of_library_frames_stays_a_crash_but_an_actor_death_is_a_consequence(tmp_path: Path) -> None:
-    tail = "\n".join([
+    tail = "\n".join([  # noqa: FLY002 — one log line per item
         '  File "/usr/local/lib/python3.12/dist-packages/flashinfer/utils.py", line 758, in get_shuffle_matrix',
         "    assert K % 4 == 0",
         "AssertionError",
@@ -179,7 +179,7 @@ def test_a_cut_tail_of_library_frames_stays_a_crash_but_an_actor_death_is_a_cons
 
 
 def test_a_cut_0_1_router_init_traceback_is_a_start_up_crash(tmp_path: Path) -> None:
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         "Traceback (most recent call last):",
         '  File "/opt/sglang/python/sglang/srt/managers/router/manager.py", line 68, in start_router_process',
         "    model_client = ModelRpcClient(server_args, port_args)",
@@ -191,7 +191,7 @@ def test_a_cut_0_1_router_init_traceback_is_a_start_up_crash(tmp_path: Path) -> 
     assert a.outcome == "crashed-at-startup"
 
 
-_UP_THEN_LOOP = "\n".join([  # noqa: FLY002 — one log line per item
+_UP_THEN_LOOP = "\n".join([
     "[2026-04-23 07:32:01] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
     '[2026-04-23 07:32:02] INFO:     127.0.0.1:34224 - "GET /model_info HTTP/1.1" 200 OK',
     "{ready}",
@@ -213,7 +213,7 @@ def test_a_loop_crash_after_uvicorn_started_may_be_the_warmup(tmp_path: Path) ->
 
 
 def test_sglang_cli_and_diffusion_frames_are_sglangs_own(tmp_path: Path) -> None:
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         "Traceback (most recent call last):",
         '  File "/opt/sglang/python/sglang/cli/main.py", line 26, in main',
         "    args.func(args, extra_argv)",
@@ -252,7 +252,7 @@ def test_one_warmup_prefill_per_dp_rank_is_not_traffic(tmp_path: Path) -> None:
 
 def test_a_cut_top_level_traceback_of_the_launching_program_guesses_no_root(tmp_path: Path) -> None:
     # `sglang generate` importing its runtime, cut inside a frame: the main process, not a server's.
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         "Traceback (most recent call last):",
         '  File "/venv/bin/sglang", line 7, in <module>',
         "    sys.exit(main())",
@@ -272,3 +272,15 @@ def test_a_cut_top_level_traceback_of_the_launching_program_guesses_no_root(tmp_
                          f'  File "{SG}/managers/scheduler.py", line 2546, in run_scheduler_process')
     b = analyze_text(tmp_path, sched, name="sched.log")
     assert b.root_cause is not None and b.root_cause.name == "scheduler-crash"
+
+
+def test_an_answered_request_on_any_path_means_the_http_server_was_up(tmp_path: Path) -> None:
+    # A `/metrics` 200 then SGLang's watchdog: the HTTP server was running (what `Uvicorn running`
+    # says), so the attempt was ready, and a loop crash after it is not a start-up failure.
+    text = "\n".join([
+        '[2025-07-11 17:40:04] INFO:     100.125.183.82:43204 - "GET /metrics HTTP/1.1" 200 OK',
+        "[2025-07-11 17:40:14 TP2] Watchdog timeout (self.watchdog_timeout=300)",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.outcome == "hung" and a.views.facts().get("ready") is True

@@ -309,7 +309,7 @@ def test_a_deepgemm_device_assert_is_a_kernel_fault(tmp_path: Path) -> None:
 def test_a_kernel_fault_after_serving_is_a_crash_while_serving(tmp_path: Path) -> None:
     # A sticky CUDA error: the torch NCCL watchdog surfaces it and the process cannot go on.
     from tests.conftest import analyze_text
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         ("[2025-12-09 02:28:12 TP0] Prefill batch, #new-seq: 3, #new-token: 1025, #cached-token: 0, token usage: 0.01, "
          "#running-req: 2, #queue-req: 0"),
         ("[rank1]:[E1209 02:28:15.281862353 ProcessGroupNCCL.cpp:2057] [PG ID 2 PG GUID 3 Rank 1] Process group "
@@ -346,8 +346,8 @@ _COMMON_OPS_REPORT = "\n".join([  # noqa: FLY002 — one log line per item
 
 @pytest.mark.parametrize(("attempt", "cause"), [
     ("libnuma.so.1: cannot open shared object file: No such file or directory", "missing-system-library"),
-    ("/usr/local/lib/python3.12/dist-packages/sgl_kernel/sm120/common_ops.abi3.so: undefined symbol: "
-     "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib", "torch-abi"),
+    (("/usr/local/lib/python3.12/dist-packages/sgl_kernel/sm120/common_ops.abi3.so: undefined symbol: "
+      "_ZN3c104cuda29c10_cuda_check_implementationEiPKcS2_ib"), "torch-abi"),
     ("libcudart.so.13: cannot open shared object file: No such file or directory", "missing-library"),
 ])
 def test_the_common_ops_report_as_an_import_errors_message_is_the_root(tmp_path: Path, attempt: str,

@@ -592,11 +592,11 @@ def test_every_mamba_pool_wording_is_the_pool_never_rejected_arguments(tmp_path:
     # a rank-tagged line is a scheduler's, never the argument checks'.
     from tests.conftest import analyze_text
     for n, text in enumerate([
-        "[2026-03-07 15:31:11 TP0] AssertionError: Not enough space for mamba ping pong idx, try to increase "
-        "--mamba-full-memory-ratio.",
-        "RuntimeError: Not enough space for decoupled drafter mamba rollback checkpoints. Try to increase "
-        "--mamba-full-memory-ratio or --max-mamba-cache-size. request_id=7f3a, window=4, mamba_pool_size=96, "
-        "mamba_available_size=0",
+        ("[2026-03-07 15:31:11 TP0] AssertionError: Not enough space for mamba ping pong idx, try to increase "
+         "--mamba-full-memory-ratio."),
+        ("RuntimeError: Not enough space for decoupled drafter mamba rollback checkpoints. Try to increase "
+         "--mamba-full-memory-ratio or --max-mamba-cache-size. request_id=7f3a, window=4, mamba_pool_size=96, "
+         "mamba_available_size=0"),
     ]):
         a = analyze_text(tmp_path, text + "\n", name=f"m{n}.log")
         assert a.root_cause is not None and a.root_cause.name == "mamba-pool-exhausted", a.fired()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.model.events import Event, Traceback
 from logparse.run.launches import Launch, launch_at, launch_attempts
 from logparse.run.readiness import (
+    http_answered_line,
     ready_event,
     shutdown_after,
     startup_evidence,
@@ -73,10 +74,11 @@ class Lifecycle:
 
     @cached_property
     def up_line(self) -> int | None:
-        """The first line that shows the server up: readiness, an answered warmup, or traffic,
-        whichever came first."""
-        answered = warmup_answered_line(self.log, self.launch.first_line, self.launch.last_line)
-        lines = [x for x in (self.ready_line, answered, self.traffic_line) if x is not None]
+        """The first line that shows the server up: readiness, an answered request (the warmup's, or
+        any 2xx: the HTTP server was running), or traffic, whichever came first."""
+        first, last = self.launch.first_line, self.launch.last_line
+        answered = [warmup_answered_line(self.log, first, last), http_answered_line(self.log, first, last)]
+        lines = [x for x in (self.ready_line, *answered, self.traffic_line) if x is not None]
         return min(lines) if lines else None
 
     @cached_property

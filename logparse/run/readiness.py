@@ -118,6 +118,16 @@ def warmup_answered_line(log: ParsedLog, start: int, end: int) -> int | None:
     return None
 
 
+def http_answered_line(log: ParsedLog, start: int, end: int) -> int | None:
+    """The first access line answered 2xx, on any path (`/metrics`, `/health`, `/model_info`): the
+    HTTP server was up — what uvicorn's own `Uvicorn running` line says, in excerpts without it."""
+    a = log.access
+    for k in range(bisect_left(a.line, start), bisect_right(a.line, end)):
+        if 200 <= a.status[k] < 300:
+            return int(a.line[k])
+    return None
+
+
 def _dp_key(rank: str | None) -> str | None:
     """The data-parallel part of a rank tag (`DP1 TP1 EP1` → `DP1`); None without DP."""
     if not rank:

@@ -23,7 +23,13 @@ from logparse.rules.context import RuleContext
 from logparse.rules.registry import lookup, rule
 from logparse.run.model import run_segments
 from logparse.run.ranks import rank_key, rank_range
-from logparse.run.readiness import ready_line, startup_evidence, traffic_line, warmup_answered_line
+from logparse.run.readiness import (
+    http_answered_line,
+    ready_line,
+    startup_evidence,
+    traffic_line,
+    warmup_answered_line,
+)
 from logparse.run.timeline import MAIN, PHASES, Phase, last_phase, startup_phases
 from logparse.run.vocab import FATAL_EVENTS
 
@@ -133,7 +139,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     log = ctx.log
     start, end = run_segments(log)[-1]
     wrapper = [h.line for h in ctx.message_lines("server-not-ready-in-time", unclaimed=False) if h.line >= start]
-    if any(f(log, start, end) is not None for f in (ready_line, warmup_answered_line, traffic_line)):
+    if any(f(log, start, end) is not None for f in (ready_line, warmup_answered_line, http_answered_line, traffic_line)):
         return
     if not wrapper:
         if not startup_evidence(log, start, end):

@@ -119,8 +119,8 @@ def invalid_server_args(ctx: RuleContext) -> Iterator[Finding]:
             f"the assertion has no message: read the condition at {where or 'the last frame'} and change the flag it tests")
         yield ctx.finding("invalid-server-args", message, remedy, events=[tb], data={"exception": tb.exc_type})
     errors = ctx.message_lines("argparse-error")
-    if not errors and (usage := ctx.message_lines("argparse-usage")):
-        yield _bare_usage(ctx, usage[0].line)
+    if not errors and (usage_hits := ctx.message_lines("argparse-usage")):
+        yield _bare_usage(ctx, usage_hits[0].line)
     if errors:
         hit = errors[0]
         text = ctx.text(hit.line)

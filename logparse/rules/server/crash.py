@@ -9,7 +9,13 @@ from logparse.model.events import SchedulerDead, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
-from logparse.rules.frames import SCHEDULER_LOOP_FUNCS, first_sglang_frame, frame_funcs, in_graph_capture, in_sglang
+from logparse.rules.frames import (
+    SCHEDULER_LOOP_FUNCS,
+    first_sglang_frame,
+    frame_funcs,
+    in_graph_capture,
+    in_sglang,
+)
 from logparse.rules.registry import rule
 
 # What an exit code of a dead scheduler says about how it died.
