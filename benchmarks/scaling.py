@@ -119,15 +119,23 @@ def fits(profile_runs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float |
     for tool in tools:
         xs: list[float] = []
         walls: list[float] = []
+        cpus: list[float] = []
         rss: list[float] = []
-        for cells in profile_runs.values():
+        for cells in sorted(profile_runs.values(), key=lambda b: b["lines"]):
             c = cells["tools"].get(tool)
             if c and c.get("ok"):
                 xs.append(cells["lines"])
                 walls.append(c["wall_s"])
+                cpus.append(c.get("cpu_s") or c["wall_s"])
                 rss.append(c["peak_rss_mib"])
+        # the slope between the two largest sizes too: at 100k start-up still dominates, so a
+        # fit over all sizes can hide growth that only shows from 1M to 4M
         out[tool] = {"wall": fit_exponent(xs, walls) if len(xs) >= 2 else None,
                      "rss": fit_exponent(xs, rss) if len(xs) >= 2 else None,
+                     "wall_top": fit_exponent(xs[-2:], walls[-2:]) if len(xs) >= 3 else None,
+                     # CPU time: steadier than wall when the machine's load changes between sizes
+                     "cpu": fit_exponent(xs, cpus) if len(xs) >= 2 else None,
+                     "cpu_top": fit_exponent(xs[-2:], cpus[-2:]) if len(xs) >= 3 else None,
                      "points": len(xs)}
     return out
 
@@ -356,15 +364,23 @@ def render(res: dict[str, Any]) -> str:
                 f"{b['loadavg']['before'][0]:.1f} |")
     L.append("")
     L.append("Fitted exponents b (wall ≈ a·lines^b; peak RSS ≈ a·lines^b), least squares on "
-             "log-log over the sizes above:")
+             "log-log over the sizes above; in brackets the slope between the two largest sizes "
+             "(with three or more sizes):")
     L.append("")
     tools = [t for t in TOOLS if not t.startswith("floor")]
-    L.append("| profile | " + " | ".join(f"{t} wall" for t in tools) + " | analyze-j1 RSS |")
-    L.append("|---|" + "---:|" * (len(tools) + 1))
+    L.append("| profile | " + " | ".join(f"{t} wall" for t in tools)
+             + " | reference CPU | analyze-j1 CPU | analyze-j1 RSS |")
+    L.append("|---|" + "---:|" * (len(tools) + 3))
+
+    def exp(e: dict[str, Any], key: str = "wall") -> str:
+        top = e.get(f"{key}_top")
+        return _f(e.get(key)) + (f" ({top:.2f})" if top is not None else "")
+
     for prof, sizes in res["profiles"].items():
         e = sizes["exponents"]
-        L.append(f"| {prof} | " + " | ".join(_f(e.get(t, {}).get("wall")) for t in tools)
-                 + f" | {_f(e.get('analyze-j1', {}).get('rss'))} |")
+        L.append(f"| {prof} | " + " | ".join(exp(e.get(t, {})) for t in tools)
+                 + f" | {exp(e.get('reference', {}), 'cpu')} | {exp(e.get('analyze-j1', {}), 'cpu')}"
+                 f" | {_f(e.get('analyze-j1', {}).get('rss'))} |")
     L.append("")
     L.append("Targets (issue 10):")
     L.append("")
