@@ -284,3 +284,13 @@ def test_an_answered_request_on_any_path_means_the_http_server_was_up(tmp_path: 
     ])
     a = analyze_text(tmp_path, text)
     assert a.outcome == "hung" and a.views.facts().get("ready") is True
+
+
+def test_a_request_rejected_for_its_length_is_traffic(tmp_path: Path) -> None:
+    text = "\n".join([
+        ("[2025-03-03 06:49:28 TP0] Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens). "
+         "Use a shorter input or enable --allow-auto-truncate."),
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.outcome == "serving" and a.views.facts().get("ready") is True

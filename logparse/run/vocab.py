@@ -122,7 +122,8 @@ READY_STAGES = frozenset({"running", "startup-complete"})
 SHUTDOWN_STAGES = frozenset({"shutting-down", "waiting-shutdown", "shutdown-complete", "finished"})
 SHUTDOWN_CODES = frozenset({"sigterm-received", "graceful-exit", "sigterm-node-rank"})
 # Logged requests (`--log-requests`): real traffic unless they carry the warmup prompt.
-REQUEST_CODES = frozenset({"request-received", "request-finished"})
+# A user request rejected for its length is a request too (the warmup prompt is short).
+REQUEST_CODES = frozenset({"request-received", "request-finished", "input-exceeds-max-length"})
 WARMUP_PROMPT = "The capital city of France is"
 # HTTP paths that are health checks, metadata or SGLang's own warmup — not user traffic.
 INFRA_PATHS = frozenset(
