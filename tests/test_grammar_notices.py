@@ -211,6 +211,54 @@ def test_notice(parser, line, code, fields):
     assert parser.parse_lalr(line) == parser.parse(line)
 
 
+# Older / newer wordings of families that other grammar files model (startup.lark, failures.lark):
+# (line, event class name, code or None, fields subset).
+OTHER_FAMILIES: list[tuple[str, str, str | None, dict[str, Any]]] = [
+    ("[2025-06-23 15:06:10 TP0] Attention backend not set. Use fa3 backend by default.",  # b-052 (0.4.x)
+     "KnownMessage", "attn-backend-default", {"backend": "fa3"}),
+    ("[2026-05-07 10:00:00] Attention backend not specified. Use fa3 backend by default.",
+     "KnownMessage", "attn-backend-default", {"backend": "fa3"}),
+    ("[2025-04-03 12:06:29 TP0] Automatically turn off --chunked-prefill-size and disable radix cache for qwen2-vl.",
+     "KnownMessage", "chunked-prefill-off", {"model_type": "qwen2-vl"}),  # d-035 (0.3–0.4)
+    ("[2024-11-22 10:00:00 TP0] Automatically turn off --chunked-prefill-size as it is not supported for mllama",
+     "KnownMessage", "chunked-prefill-off", {"model_type": "mllama"}),
+    ("[2025-05-15 11:59:23] End of prefill warmup with status 200, resp: [{'text': 'DOCTYPE', 'meta_info': {}}]",
+     "KnownMessage", "pd-warmup-end", {"status": 200}),  # b-012 (0.4.6)
+    ("[2026-03-07 15:30:31] End of prefill disaggregation mode warmup with status 200, resp: [{'text': '%'}]",
+     "KnownMessage", "pd-warmup-end", {"status": 200}),
+    ("[2025-12-01 10:00:00 TP1] Running FlashInfer autotune with cache: /cache/runtime/sglang/flashinfer/autotune/"
+     "0.6.15.post1/sm121/a.json", "KnownMessage", "flashinfer-autotune-begin", {}),  # c-037 shape (0.5.2x)
+    ("Running FlashInfer autotune (cache reuse DISABLED via SGLANG_FLASHINFER_AUTOTUNE_CACHE=0); writing fresh "
+     "result to: /cache/runs/a.20260101_000000.json", "KnownMessage", "flashinfer-autotune-begin", {}),
+    ("[2026-03-07 15:30:20 TP0] Running FlashInfer autotune...", "KnownMessage", "flashinfer-autotune-begin", {}),
+    ("[rank7]:[E1019 01:04:03.358125866 ProcessGroupNCCL.cpp:1413] [PG 3 Rank 7] Heartbeat monitor timed out! "
+     "Process will be terminated after dumping debug info. workMetaList_.size()=121", "C10dLog", None,
+     {"torch_rank": 7}),  # b-017
+    ("[rank2]:[F1019 01:14:03.356851194 ProcessGroupNCCL.cpp:1224] [PG 3 Rank 2] [PG 3 Rank 2] ProcessGroupNCCL's "
+     "watchdog got stuck for 600 seconds without making progress in monitoring enqueued collectives.", "C10dLog",
+     None, {"torch_rank": 2}),  # b-017
+    ("[rank4]:[E304 12:54:52.123659968 ProcessGroupNCCL.cpp:1785] [PG ID 2 PG GUID 3 Rank 4] Exception (either an "
+     "error or timeout) detected by watchdog at work: 151721", "C10dLog", None, {"torch_rank": 4}),
+    ("[PG ID 0 PG GUID 0(default_pg) Rank 15] Process group watchdog thread terminated with exception: boom",
+     "C10dLog", None, {"torch_rank": 15}),
+    ("[2026-06-24 10:00:00] Received sigquit from a child proces. It usually means the child failed.",
+     "SigquitReceived", None, {}),  # a-036's release typo
+    ("[2026-03-07 15:30:19] Received sigquit from a child process. It usually means the child failed.",
+     "SigquitReceived", None, {}),
+]
+
+
+@pytest.mark.parametrize(("line", "cls_name", "code", "fields"), OTHER_FAMILIES, ids=[c[0][:60] for c in OTHER_FAMILIES])
+def test_other_family_wordings(parser, line, cls_name, code, fields):
+    _env, cls, kw = parser.parse(line)
+    assert cls.__name__ == cls_name, line
+    got = kw
+    if code is not None:
+        assert kw["code"] == code
+        got = kw["fields"]
+    assert {k: got.get(k) for k in fields} == fields
+    assert parser.parse_lalr(line) == parser.parse(line)
+
 # Lines that share a head with a family but are not its message: they stay unparsed.
 NEAR_MISSES = [
     "Registering cuda graph addresses",  # no count

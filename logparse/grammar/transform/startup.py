@@ -746,7 +746,9 @@ def _serve_dispatch_override(tokens: list[str]) -> dict[str, Any]:
 
 @known_fields("CHUNKED_PREFILL_OFF")
 def _chunked_prefill_off(tokens: list[str]) -> dict[str, Any]:
-    return {"model_type": tokens[0].partition(" not supported for ")[2].strip()}
+    text = tokens[0]
+    model = text.partition(" not supported for ")[2] or text.partition(" disable radix cache for ")[2]
+    return {"model_type": model.strip().rstrip(".")}
 
 
 @known_fields("HYBRID_ATTN_BACKEND")
