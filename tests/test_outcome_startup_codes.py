@@ -18,6 +18,16 @@ CASES = {
         "[2025-05-01 10:00:01] Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically "
         "10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n"
     ),
+    "Run:ai model streamer": (
+        "[01-19 11:47:29] [RunAI Streamer] Overall time to stream 21.2 GiB of all files to cpu: 8.03s, 2.6 GiB/s\n"
+    ),
+    "vLLM weight format (old releases)": (
+        "INFO 02-19 15:51:07 weight_utils.py:164] Using model weights format ['*.safetensors']\n"
+    ),
+    "0.1.x rpyc TP worker": "server started on [0.0.0.0]:10004\n",
+    "checkpoint shards bar only": (
+        "Loading safetensors checkpoint shards:  98% Completed | 159/163 [31:48<00:40, 10.19s/it]\n"
+    ),
 }
 
 

@@ -115,6 +115,10 @@ STARTUP_CODES = frozenset(
         "gpu-context",
         "platform-detected",  # vLLM's `Automatically detected platform cuda.` (old releases import vLLM)
         "attn-backend-default",
+        "runai-streamer",  # the Run:ai model streamer reporting the weights it streamed (--load-format runai_streamer)
+        "vllm-weights-format",  # older releases loading weights through vLLM's weight_utils
+        "rpyc-server-started",  # 0.1.x starting its TP workers as rpyc services
+        "cuda-graph-addresses",  # custom all-reduce registering the buffers of the graphs just captured
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).
