@@ -267,3 +267,20 @@ def test_coverage_classifies_lines_by_structure() -> None:
     # Not classified: text that is none of these (it stays a visible gap).
     assert classify("Before this PR：") is None
     assert classify("the model answered something unexpected here") is None
+
+
+@pytest.mark.parametrize("joiner", [" ", "\\n"])
+def test_traceback_collapsed_onto_one_line(tmp_path: Path, joiner: str) -> None:
+    # The scheduler traceback of shared corpus dev-036 (from its `Exception in ControllerSingle:`
+    # header on), pasted as one paragraph (newlines → spaces, as GitHub renders a traceback outside
+    # a code block) or with literal `\n` escapes, behind a Ray prefix.
+    lines = (CORPUS / "dev-036.log").read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("Traceback"))
+    body = [line for line in lines[start:] if line.strip()]
+    intact = tmp_path / "intact.log"
+    intact.write_text("\n".join(body) + "\nRuntimeError: boom\n", encoding="utf-8")
+    one = tmp_path / "one.log"
+    one.write_text("(TpModelWorker pid=4242) " + joiner.join(body + ["RuntimeError: boom"]) + "\n", encoding="utf-8")
+    want, got = _records(intact), _records(one)
+    assert got == want and want[0][0] == "RuntimeError"
+    assert parse_file(str(one)).coverage.unparsed == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from logparse.io.collapsed import split_collapsed_traceback
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.wrappers import Unwrapper, Wrapper
 
@@ -17,6 +18,9 @@ from logparse.io.wrappers import Unwrapper, Wrapper
 # maximum, so a line over the byte cap is always over the character cap too). Expressed as a
 # multiple so it follows a patched MAX_LINE_CHARS.
 BYTES_PER_CHAR_CAP = 4
+# A line holding this may be a traceback whose newlines a paste collapsed (io/collapsed.py). Checked
+# per block first (one substring scan), so common blocks pay nothing.
+COLLAPSED_MARK = "(most recent call last):"
 _REPLACEMENT_UTF8 = "\ufffd".encode()
 
 # ANSI SGR/cursor codes with ESC, and the remnant form whose ESC was lost in copy-paste
@@ -70,6 +74,11 @@ def clean(s: str, no: int, report: ReadReport, unwrap: Unwrapper, ansi: bool) ->
         for seg in segs:
             out.extend(_unglue(seg, no, w, report))
         return out
+    if COLLAPSED_MARK in s:
+        pieces = split_collapsed_traceback(s)
+        if pieces is not None:
+            report.glued_splits += len(pieces) - 1  # one physical line, several logical ones
+            return [(no, piece, w) for piece in pieces]
     return _unglue(s, no, w, report)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterator
 
 from logparse.io.decode import (
     BYTES_PER_CHAR_CAP,
+    COLLAPSED_MARK,
     LongLine,
     ansi_possible,
     clean,
@@ -116,7 +117,8 @@ def iter_lines(
                 continue
 
             # Single-character scans (memchr speed); the per-line rules use the same tests.
-            need_clean = has_cr or "<" in text
+            collapsed = COLLAPSED_MARK in text  # a traceback header: maybe a collapsed one
+            need_clean = has_cr or "<" in text or collapsed
             ansi = ansi_possible(chunk)
             # `[service]   | …` prefixes in this block: `[` lines need unwrapping too (rare).
             bracketed = "] " in text and BRACKET_SERVICE_PRECHECK.search(text) is not None
@@ -142,7 +144,7 @@ def iter_lines(
                 # for the others _clean would reduce to the two branches below.
                 for s in lines:
                     no += 1
-                    if "\r" in s or "<" in s:
+                    if "\r" in s or "<" in s or (collapsed and COLLAPSED_MARK in s):
                         out = clean(s, no, report, unwrap, False)
                         report.lines += len(out)
                         yield from out
