@@ -97,6 +97,15 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
      "loading)", "tokenizer-bos-restored", {}),  # d-038
     ("[2025-04-03 12:06:23] Use chat template for the OpenAI-compatible API server: qwen2-vl",  # d-035
      "chat-template-set", {}),
+    ("[2026-05-28 05:58:21] Max concurrent requests (per dp worker) from the finalized token capacity: max_num_reqs=128.",
+     "max-num-reqs-resolved", {"max_num_reqs": 128}),  # c-014's message (0.5.2x)
+    ("Rank 0: load weight begin.", "rank-load-weight", {"tp_rank": 0, "stage": "begin"}),  # d-032 (0.1.x)
+    ("Rank 1: load weight end.", "rank-load-weight", {"tp_rank": 1, "stage": "end"}),  # d-032
+    ("[2025-12-17 05:10:40] Starting parallel weight loading via JAX Lazy Loader...", "jax-lazy-load-begin", {}),  # a-012
+    ("[2025-12-17 05:10:40] No file found for weight: model.layers.0.self_attn.o_proj.bias",  # a-012
+     "jax-weight-file-missing", {"name": "model.layers.0.self_attn.o_proj.bias"}),
+    ("Weight d2t not found in safetensors index.", "jax-weight-not-in-index", {}),
+    ("Skipping excluded layer weight: model.layers.61.mlp.gate.weight", "jax-weight-excluded", {}),
     # ---- PD disaggregation and HiCache
     ("[2025-10-15 11:03:35 DP6 TP6 EP6] Decode transfer failed for request rank=6 "
      "decode_req.req.rid='cd00baf7d2fc4dcf8535c3a25f0288a3' decode_req.req.bootstrap_room=8360203925601259718 with "
@@ -171,6 +180,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("[c10d] The server socket has failed to listen on any local network address.", "c10d-socket",
      {"kind": "listen-failed"}),
     # ---- other libraries and tools
+    ("[2025-04-01 18:12:47 TP0] vision_config is None, using default vision config", "vision-config-default", {}),  # dev-026
     ("[01-19 11:47:29] [RunAI Streamer] Overall time to stream 21.2 GiB of all files to cpu: 8.13s, 2.6 GiB/s",
      "runai-streamer", {}),  # d-045
     ("INFO 02-19 15:51:07 weight_utils.py:164] Using model weights format ['*.safetensors']",  # d-032
@@ -284,6 +294,8 @@ NEAR_MISSES = [
     "server started",
     "welcome to the server",
     "Registering dialects",
+    "Rank 0: load weight",
+    "No file found for weight:",
 ]
 
 

@@ -212,6 +212,21 @@ def _c10d_socket(t: list[str]) -> dict[str, Any]:
     return fields
 
 
+@known_fields("MAX_NUM_REQS_RESOLVED")
+def _max_num_reqs(t: list[str]) -> dict[str, Any]:
+    return present(max_num_reqs=to_int(_after(t[0], "max_num_reqs=") or None))
+
+
+@known_fields("RANK_LOAD_WEIGHT")
+def _rank_load_weight(t: list[str]) -> dict[str, Any]:
+    return present(tp_rank=_first_int(t[0]), stage="end" if "weight end" in t[0] else "begin")
+
+
+@known_fields("JAX_WEIGHT_FILE_MISSING")
+def _jax_weight_missing(t: list[str]) -> dict[str, Any]:
+    return {"name": t[0].rstrip().rsplit(" ", 1)[-1]}
+
+
 @known_fields("ARGPARSE_ERROR")
 def _argparse_error(t: list[str]) -> dict[str, Any]:
     return {"message": _rest(t).strip()}
