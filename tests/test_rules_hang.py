@@ -117,3 +117,14 @@ def test_jit_begin_without_end() -> None:
 def test_jit_at_the_very_end_shows_no_stall(tmp_path: Path) -> None:
     log = "2025-02-26 15:44:36,973 - INFO - flashinfer.jit: Loading JIT ops: cascade\n"
     assert "jit-compile-stall" not in analyze(write(tmp_path, log)).fired()
+
+
+def test_a_start_up_cut_after_a_weight_loaders_notice_names_weight_loading(tmp_path: Path) -> None:
+    # sglang-jax prints no SGLang phase line while it loads weights, only its loader's notices.
+    from tests.conftest import analyze_text
+    text = ("[2026-01-06 07:50:27 TP0] Starting parallel weight loading via JAX Lazy Loader...\n"
+            "[2026-01-06 07:50:27 TP0] No file found for weight: model.layers.0.self_attn.o_proj.bias\n")
+    a = analyze_text(tmp_path, text)
+    f = next(f for f in a.all_findings() if f.name == "startup-stalled")
+    assert f.data["last_phase"] == "weight-load" and "weight-load" in f.message
+    assert a.outcome == "incomplete"

@@ -119,6 +119,9 @@ STARTUP_CODES = frozenset(
         "vllm-weights-format",  # older releases loading weights through vLLM's weight_utils
         "rpyc-server-started",  # 0.1.x starting its TP workers as rpyc services
         "cuda-graph-addresses",  # custom all-reduce registering the buffers of the graphs just captured
+        "rank-load-weight",  # 0.1.x `Rank N: load weight begin/end.`
+        # sglang-jax's weight loader (its checkpoint is read only while the server starts)
+        "jax-lazy-load-begin", "jax-weight-file-missing", "jax-weight-not-in-index", "jax-weight-excluded",
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).

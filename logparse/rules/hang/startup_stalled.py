@@ -12,6 +12,7 @@ from logparse.model.events import (
     Event,
     ExceptionHeader,
     ExceptionLine,
+    KnownMessage,
     ProgressBar,
     Severity,
     SglangWatchdog,
@@ -198,7 +199,15 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
         data_phase: str | None = "weight-load"
     else:
         data_phase = None
-    if not per_rank and not progress:
+    notice = _notice_phase(ctx, start) if not per_rank and not progress else None
+    if notice is not None:
+        # No phase line of SGLang's own, but a notice that only one phase prints (a weight loader's).
+        phase, line = notice
+        parts = f"{phase} (from a notice on line {line}; no phase line of SGLang's own)"
+        remedy = _PHASE_REMEDY.get(_phase_family(phase), remedy)
+        data_phase = phase
+        evidence.append((line, line))
+    elif not per_rank and not progress:
         parts = "no startup phase line (only startup notices) before the log ends"
         last_startup = max((e.line for e in log.events if e.line >= start), default=0)
         if last_startup:
@@ -237,6 +246,25 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
         claim=False,
         ranks=ranks,
     )
+
+
+# Start-up notices (run.vocab.STARTUP_CODES) that only one phase prints.
+_NOTICE_PHASES = {
+    "runai-streamer": "weight-load", "vllm-weights-format": "weight-load", "rank-load-weight": "weight-load",
+    "jax-lazy-load-begin": "weight-load", "jax-weight-file-missing": "weight-load",
+    "jax-weight-not-in-index": "weight-load", "jax-weight-excluded": "weight-load",
+    "cuda-graph-addresses": "capture",
+}
+
+
+def _notice_phase(ctx: RuleContext, start: int) -> tuple[str, int] | None:
+    """(phase, line) of the last start-up notice that names its phase, from line `start` on."""
+    found = [(e.line, _NOTICE_PHASES[e.code]) for e in ctx.log.of(KnownMessage)
+             if e.line >= start and e.code in _NOTICE_PHASES]
+    if not found:
+        return None
+    line, phase = found[-1]
+    return phase, line
 
 
 def _describe(per_rank: dict[str, dict[str, Any]]) -> str:
