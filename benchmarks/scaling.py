@@ -513,6 +513,10 @@ def main(argv: list[str] | None = None) -> int:
             for prof, v in more["profiles"].items():
                 res["profiles"].setdefault(prof, {"runs": {}})["runs"].update(v["runs"])
             res["warnings"] += more.get("warnings", [])
+            if more.get("startup") and not res.get("startup"):
+                res["startup"] = more["startup"]
+            if more["logdiag"]["commit"] != res["logdiag"]["commit"]:
+                res["logdiag"]["commit"] += f" + {more['logdiag']['commit']}"
         for v in res["profiles"].values():
             v["exponents"] = fits(v["runs"])
             v["targets"] = evaluate(v["runs"], v["exponents"])
