@@ -103,8 +103,11 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
 
     **What it means**
     An NCCL call returned an error: `NCCL error … unhandled system error` / `unhandled cuda error`,
-    `ncclSystemError`, `ncclInternalError`, `ncclRemoteError`, a failing `ncclCommInitRank`, or a
-    `DistBackendError` that is not a watchdog timeout.
+    `ncclSystemError`, `ncclInternalError`, `ncclRemoteError`, a failing `ncclCommInitRank`, a
+    `DistBackendError` that is not a watchdog timeout, or NCCL's own debug output: a `NCCL WARN` line
+    followed by the error's return path (`NCCL INFO init.cc:1534 -> 2`, one line per function; the
+    number is the result, 2 = ncclSystemError). Through init.cc / bootstrap.cc it failed while
+    creating the communicator, i.e. at start-up.
 
     **Why it matters**
     Tensor-parallel ranks cannot talk to each other, so the server cannot start (init failures) or

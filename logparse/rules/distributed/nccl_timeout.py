@@ -118,8 +118,12 @@ def nccl_timeout(ctx: RuleContext) -> Iterator[Finding]:
     of 'c10::DistBackendError'` (a C++ stack through `checkTimeout` / `watchdogHandler`), or a
     `DistBackendError` naming the timeout. Newer torch also (or only) prints its flight recorder's
     `Received a dump signal due to a collective timeout from this local rank | rank N … Last
-    enqueued NCCL work: …, last completed NCCL work: …` on every rank of every node. The finding
-    reports the collective, its sequence number and the timeout.
+    enqueued NCCL work: …, last completed NCCL work: …` on every rank of every node (a rank that only
+    saw another's signal prints `Observed flight recorder dump signal from another rank via
+    TCPStore`). Without these, torch's `Timeout at NCCL work: N` names the work, and the heartbeat
+    monitor's `Heartbeat monitor timed out!` / `ProcessGroupNCCL's watchdog got stuck for N seconds`
+    say the watchdog itself hung in a collective or CUDA call. The finding reports the collective,
+    its sequence number and the timeout.
 
     **Why it matters**
     One rank waited for peers that never arrived: a peer crashed, hangs, or is far slower (a network

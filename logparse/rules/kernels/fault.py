@@ -64,8 +64,10 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
 
     **What it means**
     A kernel accessed memory it does not own or hit a device assertion: `CUDA error: an illegal memory
-    access was encountered`, `device-side assert triggered`, `CUDA_ERROR_LAUNCH_FAILED`. This rule
-    reports the faults that no more specific rule (e.g. `deepgemm-scale-format`) explains.
+    access was encountered`, `device-side assert triggered`, `CUDA_ERROR_LAUNCH_FAILED`, a DeepGEMM /
+    DeepEP device assert (`Assertion failed: ….cuh:N, condition: …`). This rule reports the faults
+    that no more specific rule (e.g. `deepgemm-scale-format`) explains; raised while capturing CUDA
+    graphs, it says so (phase `cuda-graph-capture`).
 
     **Why it matters**
     The CUDA context is unusable after such a fault: the scheduler dies and the server with it. CUDA

@@ -172,7 +172,10 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     `TokenizerManager hit an exception`, a 2024 `Exception in ControllerSingle`, or the main process's
     `Rank N scheduler died during initialization`. No specific rule recognised the exception, or the
     excerpt is cut before the exception line. The finding reports the exception type, its message and
-    the innermost SGLang frame.
+    the innermost SGLang frame. Whose traceback it is comes from its structure: a process header, a
+    rank tag or a frame of SGLang's runtime make it a server's; SGLang's client tools (`bench_*`),
+    Ray's `ray.get` re-raising an actor's death and Python logging's own error report are not
+    crashes; a cut traceback of the launching program's top level is a warning (no root guessed).
 
     **Why it matters**
     The process is gone and the server with it. When the exception line is missing, the excerpt
