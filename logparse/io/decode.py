@@ -33,11 +33,11 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d{1,3}(?:;\d{1,3})*m")
 _ANSI_PRECHECK_RE = re.compile(rb"\[[0-9][0-9;]*+m")
 
 # A log envelope glued right after a tqdm tail. A bar with a known total always ends in
-# `[elapsed<remaining, rate]` (`[00:00<?, ?it/s]`, `[00:01<00:00,  1.23s/it]`, `MB/s]`), so the
+# `[elapsed<remaining, rate]` (`[00:00<?, ?it/s]`, `[00:01<00:00,  1.23s/it]`, `MB/s]`, any unit: `?profile/s]`), so the
 # '<' is required: it is a single-character (memchr) precheck for a whole block, and the same
 # rule is applied per line so results never depend on how lines fall into blocks.
 _GLUED_RE = re.compile(
-    r"<[^\[\]<]*(?:it/s|s/it|B/s)\](?=\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}[ \]])"
+    r"<[^\[\]<]*(?:it/s|s/it|B/s|/s|s/\w+)\](?=\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}[ \]])"
 )
 
 
@@ -84,7 +84,7 @@ def clean(s: str, no: int, report: ReadReport, unwrap: Unwrapper, ansi: bool) ->
 
 def _unglue(s: str, no: int, w: Wrapper | None, report: ReadReport) -> list[Line]:
     """Split a log record glued right after a tqdm bar into its own logical line."""
-    if "<" not in s or ("/s]" not in s and "s/it]" not in s):
+    if "<" not in s or ("/s]" not in s and "s/" not in s):
         return [(no, s, w)]
     cuts = [m.end() for m in _GLUED_RE.finditer(s)]  # split after the bar's ']'
     if not cuts:

@@ -62,8 +62,9 @@ _FOREIGN_LOGGER = re.compile(
     # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`
     r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w.-]+:\d+\] '
 )
-# What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`.
-_CUT_ENVELOPE = re.compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:]*)?\s*$")
+# What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
+# or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
+_CUT_ENVELOPE = re.compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = re.compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"

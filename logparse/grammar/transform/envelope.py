@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from logparse.model.events import DecodeBatch, PrefillBatch, Unparsed
@@ -39,6 +40,12 @@ class EnvelopeCallbacks:
                 env = child
             else:
                 text = str(child)
+        if env is None and text[:1] == "[" and text.rstrip()[-1:] == "]":
+            # An envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`, the excerpt cut
+            # right after it): the envelope still says the time and the rank.
+            m = _BARE_ENVELOPE.fullmatch(text.rstrip())
+            if m is not None:
+                return self.sglang_prefix([text.rstrip() + " "]), Unparsed, {"text": text.rstrip()}
         if text[:1] in "DP" and len(text) < 32:
             cut = _cut_stats_head(text)
             if cut is not None:
@@ -119,6 +126,7 @@ class EnvelopeCallbacks:
         return Envelope(ts, rank, level, "c10d")
 
 
+_BARE_ENVELOPE = re.compile(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{3})?(?: (?:[A-Z]+_)?[A-Z]{2,3}\d+)*\]")
 _STATS_HEADS = (("Decode batch", DecodeBatch), ("Prefill batch", PrefillBatch))
 # A cut head must keep this much of `Decode batch` / `Prefill batch` ("Decode b", "Prefill b").
 _MIN_CUT_HEAD = 8
