@@ -284,3 +284,24 @@ def test_traceback_collapsed_onto_one_line(tmp_path: Path, joiner: str) -> None:
     want, got = _records(intact), _records(one)
     assert got == want and want[0][0] == "RuntimeError"
     assert parse_file(str(one)).coverage.unparsed == 0
+
+
+@pytest.mark.parametrize("text", [
+    "INFO:     11.251.218.2",  # an access line cut after the client's address
+    "ERROR 12-01 12:00:00 tp_worker_overlap_",  # vLLM's envelope cut inside the file name
+    "[rank4]:[E304 12:54:52.123710302 ProcessGroup",  # shared corpus dev-027: torch's envelope cut
+    "Loading safetensors checkpoint shards:",  # a bar cut before its percentage
+    "[2025-10-06 20:05:27 DP5 TP5]",  # an envelope and nothing after it
+])
+def test_cut_heads_are_cut_lines(text: str) -> None:
+    from logparse.parsing.classify import classify
+
+    assert classify(text) == "cut-line"
+
+
+def test_printed_result_dict_is_data() -> None:
+    from logparse.parsing.classify import classify
+
+    # fixtures/corpus/dev/a-038 (bench_offline_throughput's result dict)
+    assert classify("{'run_name': 'before', 'total_input_tokens': 131072, 'total_latency': 12.5, "
+                    "'total_output_tokens': 16384, 'throughput': 1310.7}") == "data"

@@ -14,7 +14,10 @@ tracebacks and commands still assemble across them):
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`);
 - `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
-  SGLang's messages (at least 12 characters of its literal head) or of an envelope (`[2025-`).
+  SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
+  envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level) or of a
+  progress bar before its percentage;
+- `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record).
 """
 
 from __future__ import annotations
@@ -64,6 +67,19 @@ _FOREIGN_LOGGER = re.compile(
 )
 # What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
 # or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
+# Other envelopes and heads cut where an excerpt ends: a uvicorn access line after its level
+# (`INFO:     11.251.218.2`), vLLM's and torch's C++ envelopes inside their file name
+# (`ERROR 12-01 12:00:00 tp_worker_overlap_`, `[rank4]:[E304 12:54:52.123710302 ProcessGroup`), a
+# progress bar before its percentage (`Loading safetensors checkpoint shards:`).
+_CUT_HEAD = re.compile(
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s+[\w.:\[\]-]*\s*$"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} \[?[\w.]*\s*$"
+    r"|(?:\[rank\d+\]:)?\[[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
+    r"|(?:Loading (?:safetensors|pt|np_cache) checkpoint shards|Multi-thread loading(?: pt checkpoint)? shards"
+    r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
+)
+# A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
+_DATA = re.compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$""")
 _CUT_ENVELOPE = re.compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = re.compile(
@@ -90,6 +106,8 @@ def classify(text: str) -> str | None:
         return "library-text"
     if is_source_message(body):
         return "sglang-source"
-    if _CUT_ENVELOPE.match(body) or is_cut_source_message(body):
+    if _CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body) or is_cut_source_message(body):
         return "cut-line"
+    if _DATA.match(body):
+        return "data"
     return None
