@@ -101,6 +101,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
      "max-num-reqs-resolved", {"max_num_reqs": 128}),  # c-014's message (0.5.2x)
     ("Rank 0: load weight begin.", "rank-load-weight", {"tp_rank": 0, "stage": "begin"}),  # d-032 (0.1.x)
     ("Rank 1: load weight end.", "rank-load-weight", {"tp_rank": 1, "stage": "end"}),  # d-032
+    ("[2025-12-17 05:10:39] Scanning metadata for 5 model files (single host only)...", "jax-scan-metadata", {}),  # a-012
     ("[2025-12-17 05:10:40] Starting parallel weight loading via JAX Lazy Loader...", "jax-lazy-load-begin", {}),  # a-012
     ("[2025-12-17 05:10:40] No file found for weight: model.layers.0.self_attn.o_proj.bias",  # a-012
      "jax-weight-file-missing", {"name": "model.layers.0.self_attn.o_proj.bias"}),

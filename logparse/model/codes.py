@@ -195,6 +195,7 @@ class KnownCode(StrEnum):
     INPUT_EXCEEDS_MAX_LENGTH = "input-exceeds-max-length"
     INSTALL_TORCH_COMPILED = "install-torch-compiled"
     JAX_LAZY_LOAD_BEGIN = "jax-lazy-load-begin"
+    JAX_SCAN_METADATA = "jax-scan-metadata"
     JAX_WEIGHT_EXCLUDED = "jax-weight-excluded"
     JAX_WEIGHT_FILE_MISSING = "jax-weight-file-missing"
     JAX_WEIGHT_NOT_IN_INDEX = "jax-weight-not-in-index"
