@@ -122,6 +122,7 @@ STARTUP_CODES = frozenset(
         "rank-load-weight",  # 0.1.x `Rank N: load weight begin/end.`
         # sglang-jax's weight loader (its checkpoint is read only while the server starts)
         "jax-lazy-load-begin", "jax-weight-file-missing", "jax-weight-not-in-index", "jax-weight-excluded",
+        "jax-scan-metadata",
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).

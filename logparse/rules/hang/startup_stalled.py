@@ -252,7 +252,7 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
 _NOTICE_PHASES = {
     "runai-streamer": "weight-load", "vllm-weights-format": "weight-load", "rank-load-weight": "weight-load",
     "jax-lazy-load-begin": "weight-load", "jax-weight-file-missing": "weight-load",
-    "jax-weight-not-in-index": "weight-load", "jax-weight-excluded": "weight-load",
+    "jax-weight-not-in-index": "weight-load", "jax-weight-excluded": "weight-load", "jax-scan-metadata": "weight-load",
     "cuda-graph-addresses": "capture",
 }
 
