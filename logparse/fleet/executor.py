@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TypeVar
 
 from logparse.fleet.target import DaskTarget, parse_target
@@ -83,6 +82,10 @@ def require_dask() -> None:
 
 
 def _pool_imap(fn: Callable[[str], R], paths: Sequence[str], jobs: int) -> Iterator[tuple[int, R]]:
+    # Imported here: concurrent.futures brings multiprocessing and socket, which a run in one
+    # process never needs.
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         futures = {pool.submit(fn, path): k for k, path in enumerate(paths)}
         try:

@@ -30,7 +30,6 @@ import math
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -237,6 +236,8 @@ def _read_toml(p: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read configuration {p}: {err.strerror or err}") from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"invalid configuration in {p}: larger than {MAX_CONFIG_BYTES >> 20} MiB")
+    import tomllib  # here, not at import: `check` without a configuration file never parses TOML
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:

@@ -79,15 +79,22 @@ def _cache_path(text: str, strict: bool) -> str | None:
     return str(folder / f"grammar-{digest}.lark-cache")
 
 
+def _data_path(folder: Path, name: str, key: str) -> str:
+    # One file per key (its first 20 characters in the name): two checkouts with different
+    # sources each keep their own instead of overwriting each other's on every run.
+    return str(folder / f"{name}-{key[:20]}.json")
+
+
 def read_data(name: str, key: str) -> Any:
-    """The JSON value cached under `name` for `key`, or None (no cache, another key, damage).
-    Data only: reading it runs no code; a file someone else could have written is not read."""
+    """The JSON value cached under `name` for `key` (a hex digest of the sources), or None (no
+    cache, another key, damage). Data only: reading it runs no code; a file someone else could
+    have written is not read."""
     import json
 
     folder = _private_folder()
     if folder is None:
         return None
-    path = str(folder / f"{name}.json")
+    path = _data_path(folder, name, key)
     if not _safe_to_load(path):
         return None
     try:
@@ -101,14 +108,16 @@ def read_data(name: str, key: str) -> Any:
 
 
 def write_data(name: str, key: str, data: Any) -> None:
-    """Cache a JSON value under `name` for `key` (one file per name: a new key replaces the old
-    one). Best effort: a value JSON cannot hold or an unwritable folder only costs speed."""
+    """Cache a JSON value under `name` for `key`. Best effort: a value JSON cannot hold or an
+    unwritable folder only costs speed. Files of the same name written over a week ago are removed
+    (each edit of the sources makes a new key)."""
     import json
 
     folder = _private_folder()
     if folder is None:
         return
-    path = str(folder / f"{name}.json")
+    path = _data_path(folder, name, key)
+    _prune(folder, name)
     try:
         text = json.dumps({"key": key, "data": data})
     except (TypeError, ValueError):
@@ -122,5 +131,23 @@ def write_data(name: str, key: str, data: Any) -> None:
     except OSError:
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+
+
+_PRUNE_AFTER_S = 7 * 24 * 3600
+
+
+def _prune(folder: Path, name: str) -> None:
+    import time
+
+    cutoff = time.time() - _PRUNE_AFTER_S
+    try:
+        old = [p for p in folder.glob(f"{name}-*.json") if p.stat().st_mtime < cutoff]
+    except OSError:
+        return
+    for p in old:
+        try:
+            p.unlink()
         except OSError:
             pass

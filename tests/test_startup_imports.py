@@ -1,0 +1,96 @@
+"""Start-up stays cheap: which modules a short run imports (counted, not timed).
+
+`logdiag analyze --format json` on a small log must not import the heavy optional libraries
+(pandas, numpy, pyarrow, matplotlib, jinja2), lark (the fast path's data is cached), tomllib (the
+message catalog's parsed TOML is cached) or the process pool (one small file stays in one
+process); `check` without a configuration file and without --jobs work needs neither tomllib nor
+multiprocessing. The first run in a fresh cache folder builds the caches (and may import lark);
+the second run is the measured one, as for every start-up number in README "Performance"."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Never imported by a warm short run of the commands below.
+HEAVY = ("pandas", "numpy", "pyarrow", "matplotlib", "jinja2", "lark", "regex", "distributed", "dask")
+# A short run in one process without a configuration file needs none of these either.
+NOT_AT_START = ("tomllib", "multiprocessing", "concurrent", "socket", "csv")
+
+_PROBE = """
+import contextlib, io, json, sys
+from logparse.cli.main import main
+sys.argv = ["logdiag", *json.loads(sys.argv[1])]
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": len(out.getvalue())}))
+"""
+
+
+def _small_log(tmp_path: Path) -> Path:
+    """A 1,000-line log of the benchmark generator's default mix (the start-up target's input)."""
+    path = tmp_path / "small.log"
+    subprocess.run([sys.executable, "-m", "benchmarks.generate", str(path), "--lines", "1000", "-q"],
+                   cwd=REPO, check=True, timeout=300)
+    return path
+
+
+def _modules(args: list[str], cache: Path, cwd: Path) -> tuple[int, set[str]]:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout.strip().splitlines()[-1])
+    assert doc["out"] > 0  # the command printed its result
+    return doc["code"], {m.split(".")[0] for m in doc["modules"]}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("startup")
+    cache = tmp / "cache"
+    cache.mkdir(mode=0o700)
+    log = _small_log(tmp)
+    _modules(["analyze", str(log), "--format", "json"], cache, tmp)  # builds the caches
+    return log, cache
+
+
+@pytest.mark.parametrize("args", [["analyze", "{log}", "--format", "json"], ["analyze", "{log}"]])
+def test_a_warm_short_analyze_imports_nothing_heavy(small: tuple[Path, Path], args: list[str]) -> None:
+    log, cache = small
+    code, modules = _modules([a.format(log=log) for a in args], cache, log.parent)
+    assert code in (0, None)
+    assert sorted(modules & set(HEAVY)) == []
+    assert sorted(modules & set(NOT_AT_START)) == []
+
+
+def test_a_warm_short_check_imports_no_pool_and_no_toml(small: tuple[Path, Path]) -> None:
+    log, cache = small
+    code, modules = _modules(["check", str(log), "--format", "json", "--jobs", "1"], cache, log.parent)
+    assert code in (0, 1)
+    assert sorted(modules & set(HEAVY)) == []
+    assert sorted(modules & set(NOT_AT_START)) == []
+
+
+def test_the_probe_sees_imports(small: tuple[Path, Path]) -> None:
+    """The probe is not blind: a command that needs the TOML parser (a configuration file) shows it."""
+    log, cache = small
+    config = log.parent / "logdiag.toml"
+    config.write_text('fail-on = "error"\n', encoding="utf-8")
+    try:
+        _, modules = _modules(["check", str(log), "--format", "json", "--jobs", "1", "--config", str(config)],
+                              cache, log.parent)
+    finally:
+        config.unlink()
+    assert "tomllib" in modules
