@@ -294,3 +294,14 @@ def test_a_request_rejected_for_its_length_is_traffic(tmp_path: Path) -> None:
     ])
     a = analyze_text(tmp_path, text)
     assert a.outcome == "serving" and a.views.facts().get("ready") is True
+
+
+def test_a_start_up_that_ends_at_its_warmup_prefill_is_incomplete(tmp_path: Path) -> None:
+    text = "\n".join([
+        "[2025-12-26 23:01:10 TP0] Load weight begin. avail mem=78.12 GB",
+        "[2025-12-26 23:02:30 TP0] KV Cache is allocated. #tokens: 400000, K size: 20.00 GB, V size: 20.00 GB",
+        ("[2025-12-26 23:02:39 TP0] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, "
+         "#running-req: 0, #queue-req: 0"),
+        "",
+    ])
+    assert analyze_text(tmp_path, text).outcome == "incomplete"

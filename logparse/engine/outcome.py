@@ -16,7 +16,7 @@ from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import warmup_answered_line
 from logparse.run.stage import traceback_phase
-from logparse.run.vocab import FATAL_EVENTS
+from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -59,9 +59,14 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
 
 
 def _warmup_batches_only(lc: Lifecycle) -> bool:
-    """The attempt printed prefill stats (not counted as traffic: they may be the warmup's)."""
-    p = lc.log.prefill
-    return any(lc.launch.first_line <= n <= lc.launch.last_line for n in p.line)
+    """The attempt printed prefill stats (not counted as traffic: they may be the warmup's) and no
+    start-up phase line before them. After SGLang's own start-up lines, such a prefill is its warmup
+    and the start-up is unfinished; without them it may as well be a user's request."""
+    start, end = lc.launch.first_line, lc.launch.last_line
+    first = next((int(n) for n in lc.log.prefill.line if start <= n <= end), None)
+    if first is None:
+        return False
+    return not within(lc.log.of(*STARTUP_EVENTS), start, first)
 
 
 def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> int | None:
