@@ -277,7 +277,7 @@ def test_a_cut_top_level_traceback_of_the_launching_program_guesses_no_root(tmp_
 def test_an_answered_request_on_any_path_means_the_http_server_was_up(tmp_path: Path) -> None:
     # A `/metrics` 200 then SGLang's watchdog: the HTTP server was running (what `Uvicorn running`
     # says), so the attempt was ready, and a loop crash after it is not a start-up failure.
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         '[2025-07-11 17:40:04] INFO:     100.125.183.82:43204 - "GET /metrics HTTP/1.1" 200 OK',
         "[2025-07-11 17:40:14 TP2] Watchdog timeout (self.watchdog_timeout=300)",
         "",
@@ -287,7 +287,7 @@ def test_an_answered_request_on_any_path_means_the_http_server_was_up(tmp_path: 
 
 
 def test_a_request_rejected_for_its_length_is_traffic(tmp_path: Path) -> None:
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         ("[2025-03-03 06:49:28 TP0] Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens). "
          "Use a shorter input or enable --allow-auto-truncate."),
         "",
@@ -297,7 +297,7 @@ def test_a_request_rejected_for_its_length_is_traffic(tmp_path: Path) -> None:
 
 
 def test_a_start_up_that_ends_at_its_warmup_prefill_is_incomplete(tmp_path: Path) -> None:
-    text = "\n".join([
+    text = "\n".join([  # noqa: FLY002 — one log line per item
         "[2025-12-26 23:01:10 TP0] Load weight begin. avail mem=78.12 GB",
         "[2025-12-26 23:02:30 TP0] KV Cache is allocated. #tokens: 400000, K size: 20.00 GB, V size: 20.00 GB",
         ("[2025-12-26 23:02:39 TP0] Prefill batch, #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, "
