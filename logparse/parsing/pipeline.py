@@ -11,6 +11,7 @@ result: `tests/test_parse.py` checks that jobs=1 and jobs=2 agree.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,6 +44,7 @@ MAX_TEXT_CHARS = 64 * 1024 * 1024
 # Envelope styles whose rank tags are SGLang's own (not torch's '[rankN]:' or old '[gpu_id=N]').
 RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
 MAX_EVIDENCE_LINE = 4096
+_MAX_SHARED_TEXTS = 100_000  # distinct kept texts remembered for sharing (stage 2)
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 
 # (line number, text, wrapper, envelope, event class, fields)
@@ -74,7 +76,7 @@ class ParsedLog:
     # Events by exact class, with their positions, built once (`of` is called ~1,200 times per
     # analysis; a scan each time made analysis superlinear). Rebuilt when `events` is replaced or
     # changes length; `reindex()` after reordering it in place.
-    _index: dict[type, tuple[list[Event], list[int]]] | None = field(default=None, repr=False, compare=False)
+    _index: dict[type, tuple[list[Event], array[int]]] | None = field(default=None, repr=False, compare=False)
     _indexed: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
 
     def of(self, *classes: type[Event]) -> list[Any]:
@@ -93,11 +95,12 @@ class ParsedLog:
 
     def reindex(self) -> None:
         """Rebuild the by-class index."""
-        index: dict[type, tuple[list[Event], list[int]]] = {}
+        # Positions as machine ints (8 bytes each, not a 28-byte int object per event).
+        index: dict[type, tuple[list[Event], array[int]]] = {}
         for i, e in enumerate(self.events):
             entry = index.get(type(e))
             if entry is None:
-                entry = index[type(e)] = ([], [])
+                entry = index[type(e)] = ([], array("q"))
             entry[0].append(e)
             entry[1].append(i)
         self._index, self._indexed = index, (id(self.events), len(self.events))
@@ -240,6 +243,9 @@ class _Stage2:
         self.bench = BenchAssembler(log.path)
         self.commands = CommandAssembler()
         self.launch: Event | None = None
+        # Kept texts repeat (every rank's traceback frames, a warning per request): identical
+        # lines share one string. Bounded: a log of distinct lines only fills it and starts over.
+        self._texts_seen: dict[str, str] = {}
 
     def feed(self, item: Rest) -> None:
         no, text, wrapper, env, cls, kw = item
@@ -248,6 +254,13 @@ class _Stage2:
         # segments of one physical line are joined only up to one evidence line (not quadratic).
         if text and log.text_chars < MAX_TEXT_CHARS:
             shown = text[:MAX_EVIDENCE_LINE]
+            seen = self._texts_seen
+            same = seen.get(shown)
+            if same is None:
+                if len(seen) >= _MAX_SHARED_TEXTS:
+                    seen.clear()
+                same = seen[shown] = shown
+            shown = same
             prev = log.texts.get(no)
             if prev is None:
                 log.texts[no] = shown
