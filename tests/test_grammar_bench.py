@@ -236,8 +236,7 @@ NEAR_MISSES = [
     "Backend sglang",
     "Backends:                                sglang",
     "backend:                                 sglang",
-    "  Backend:                               sglang",
-    "   Device:                               120334",
+    # (an indented block, pasted inside a markdown list, is a block: tests/test_paste_shapes.py)
     "Device:                                  120334",
     "Total tokens:                            5",
     "Mean TTFT:                               5",

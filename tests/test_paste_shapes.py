@@ -305,3 +305,11 @@ def test_printed_result_dict_is_data() -> None:
     # fixtures/corpus/dev/a-038 (bench_offline_throughput's result dict)
     assert classify("{'run_name': 'before', 'total_input_tokens': 131072, 'total_latency': 12.5, "
                     "'total_output_tokens': 16384, 'throughput': 1310.7}") == "data"
+
+
+def test_bench_block_indented_as_a_whole() -> None:
+    # fixtures/corpus/dev/b-025: a bench_serving result block pasted inside a markdown list
+    from logparse.engine.core import analyze
+
+    facts = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/corpus/dev/b-025.log")).facts
+    assert facts["bench"]["successful_requests"] == 512 and facts["bench"]["mean_itl_ms"] == 52.85

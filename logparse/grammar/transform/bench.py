@@ -37,13 +37,20 @@ _ONE_BATCH_STAGES = {
 }
 
 
+_TIER_LABELS = frozenset({"Device", "Host", "Storage"})
+
+
 class BenchCallbacks:
     def bench_banner(self, children: Children) -> tuple[type, dict[str, Any]]:
-        text = str(children[0]).rstrip()
+        text = str(children[0]).strip()  # an indented block (pasted in a markdown list) too
         return BenchBanner, {"title": text.strip("=- "), "rule": text[0]}
 
     def bench_row(self, children: Children) -> tuple[type, dict[str, Any]]:
-        label = str(children[0])[:-1]  # without the colon; tier rows keep their indentation
+        # Without the colon and the block's indentation; a Cache Hit Details tier row keeps the
+        # two-space mark benchblocks reads (its label says it is one).
+        label = str(children[0])[:-1].strip()
+        if label in _TIER_LABELS:
+            label = "  " + label
         value = str(children[1]).strip() if len(children) > 1 else ""
         return BenchRow, {"label": label, "value": value}
 
