@@ -305,3 +305,18 @@ def test_a_start_up_that_ends_at_its_warmup_prefill_is_incomplete(tmp_path: Path
         "",
     ])
     assert analyze_text(tmp_path, text).outcome == "incomplete"
+
+
+def test_ctrl_c_after_serving_is_a_stop_not_a_crash(tmp_path: Path) -> None:
+    text = "\n".join([  # noqa: FLY002 — one log line per item
+        ("[2025-06-10 10:00:10 TP0] Decode batch. #running-req: 3, #token: 1520, token usage: 0.01, cuda graph: True, "
+         "gen throughput (token/s): 120.33, #queue-req: 0"),
+        "^CTraceback (most recent call last):",
+        '  File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main',
+        '  File "/opt/sglang/python/sglang/launch_server.py", line 14, in <module>',
+        "    launch_server(server_args)",
+        "KeyboardInterrupt",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.outcome == "stopped" and a.root_cause is None

@@ -14,7 +14,7 @@ from logparse.engine.rootcause import pick_root
 from logparse.model.events import ExceptionLine, ServerReady, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.run.launches import within
-from logparse.run.readiness import warmup_answered_line
+from logparse.run.readiness import is_interrupt, warmup_answered_line
 from logparse.run.stage import traceback_phase
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 
@@ -75,6 +75,8 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
     lines = [e.line for e in within(log.of(*FATAL_EVENTS), start, end)]
     claimed = {n for f in failing for n in f.claims}
     for e in within(log.of(Traceback, ExceptionLine), start, end):
+        if isinstance(e, Traceback) and is_interrupt(e):
+            continue  # Ctrl-C / sys.exit: stopped on purpose (the run model reads it as a shutdown)
         if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
             lines.append(e.line)
     lines.extend(f.first_line for f in failing if role_of(f).crash)

@@ -143,7 +143,18 @@ def shutdown_after(log: ParsedLog, line: int, end: int) -> int | None:
     """The first line after `line` (up to `end`) that shows the server shutting down."""
     found = [e.line for e in within(log.of(UvicornLifecycle), line + 1, end) if e.stage in SHUTDOWN_STAGES][:1]
     found += [e.line for e in within(log.of(KnownMessage), line + 1, end) if e.code in SHUTDOWN_CODES][:1]
+    # Ctrl-C in the terminal: the interpreter's KeyboardInterrupt traceback is someone stopping it.
+    found += [e.line for e in within(log.of(Traceback), line + 1, end) if is_interrupt(e)][:1]
     return min(found) if found else None
+
+
+# Exceptions that stop a process on purpose (Ctrl-C, sys.exit), not failures.
+INTERRUPTS = frozenset({"KeyboardInterrupt", "SystemExit"})
+
+
+def is_interrupt(tb: Traceback) -> bool:
+    """A traceback that ends in KeyboardInterrupt or SystemExit (also printed as the last of a chain)."""
+    return tb.exc_type in INTERRUPTS or bool(tb.chain and tb.chain[-1][0] in INTERRUPTS and not tb.exc_type)
 
 
 def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
