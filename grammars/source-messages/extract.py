@@ -4,12 +4,15 @@
 
 Reads the Python files of one or more SGLang wheels (or source trees), finds every logging call
 (`logger.info/warning/error/debug/critical/exception(…)`, their `_once` variants), `print(…)`,
-`warnings.warn(…)` and `raise X(…)` (a string assigned to a name in the same function and then
-logged counts too), and writes each message's template, one per line: literal text, with `{}` for
+`warnings.warn(…)`, and writes each message's template, one per line: literal text, with `{}` for
 every formatted value (`%s`, `{x}`, `{:.2f}`, a concatenated variable). A message that holds
 newlines gives one template per line. Templates whose literal part is too short to say anything
 (`{}`, `{}: {}`) are dropped. Output is sorted and de-duplicated; a header names the releases read.
 Only facts about SGLang's output are kept (the text it prints), no code.
+
+`--more` also takes `raise X(…)` messages and strings assigned to a name that a logging call then
+prints. The shipped file is built without it: on the corpus it recognized no further line, and it
+triples the templates (and the time to load them on a log's first unparsed line).
 """
 
 from __future__ import annotations
@@ -80,15 +83,15 @@ def _assigned(tree: ast.AST) -> dict[tuple[int, str], list[str]]:
     return out
 
 
-def _messages(tree: ast.AST) -> Iterator[str]:
-    assigned = _assigned(tree)
+def _messages(tree: ast.AST, more: bool) -> Iterator[str]:
+    assigned = _assigned(tree) if more else {}
     owner_fn: dict[int, int] = {}
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for node in ast.walk(fn):
                 owner_fn[id(node)] = fn.lineno  # innermost wins: inner functions are walked later
     for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+        if more and isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
             # An exception's message: printed after `XError: `, and often logged or echoed alone.
             text = _pieces(node.exc.args[0])
             if text is not None:
@@ -139,7 +142,7 @@ def _sources(path: Path) -> Iterator[tuple[str, str]]:
             yield str(p), p.read_text("utf-8", "replace")
 
 
-def main(paths: list[str]) -> None:
+def main(paths: list[str], more: bool = False) -> None:
     out: set[str] = set()
     for arg in paths:
         for _name, src in _sources(Path(arg)):
@@ -149,7 +152,7 @@ def main(paths: list[str]) -> None:
                 tree = ast.parse(src)
             except SyntaxError:
                 continue
-            for msg in _messages(tree):
+            for msg in _messages(tree, more):
                 out.update(_templates(msg))
     print("# SGLang log-message templates (grammars/source-messages/extract.py); `{}` = a formatted value.")
     print("# From: " + ", ".join(Path(p).name for p in paths))
@@ -158,4 +161,5 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    main([a for a in args if a != "--more"], more="--more" in args)

@@ -49,34 +49,41 @@ def _first_word(text: str) -> str:
 
 
 class SourceMessages:
-    """The templates, indexed for one lookup per unparsed line."""
+    """The templates, indexed for one lookup per unparsed line. Building the index is one pass of
+    string splits (no regex is compiled until a line asks for its first word's templates)."""
 
     def __init__(self, templates: list[str]) -> None:
         by_word: dict[str, list[str]] = {}
         floating: list[tuple[str, str]] = []
+        heads: list[str] = []
         for raw in templates:
             t = raw.strip()
             if not t or t.startswith("# "):
                 continue
+            if "{" not in t:
+                # A fixed message: its first word is literal and whole.
+                by_word.setdefault(_first_word(t), []).append(t)
+                heads.append(t)
+                continue
             pieces = _pieces(t)
             head = pieces[0]
+            heads.append(head.rstrip())
             if len(pieces) == 1 or " " in head:
-                # The first word is literal and whole (`Cache flushed successfully!`, `Registering {}
-                # cuda graph addresses`): a line that starts with another word cannot be this one.
-                by_word.setdefault(_first_word(head), []).append(_regex(t))
+                # The first word is literal and whole (`Registering {} cuda graph addresses`): a
+                # line that starts with another word cannot be this one.
+                by_word.setdefault(_first_word(head), []).append(t)
                 continue
             # Starts with a value, or the first word runs into one (`Load{} …`): try it only when
             # its longest literal piece is in the line.
             longest = max(pieces, key=len)
             if len(longest.strip()) >= MIN_FLOATING_PIECE:
-                floating.append((longest, _regex(t)))
-        # First literal pieces, sorted: is a cut line the start of one of them? (`is_cut_prefix`)
-        self._heads = sorted({_pieces(t.strip())[0].rstrip() for t in templates
-                              if t.strip() and not t.startswith("# ")})
+                floating.append((longest, t))
+        heads.sort()
+        self._heads = heads
         self._sources = by_word
         self._compiled: dict[str, re.Pattern[str] | None] = {}
         self._floating = floating
-        self._floating_compiled: list[tuple[str, re.Pattern[str]]] | None = None
+        self._floating_compiled: dict[str, re.Pattern[str]] = {}
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._sources.values()) + len(self._floating)
@@ -87,7 +94,7 @@ class SourceMessages:
         except KeyError:
             pass
         sources = self._sources.get(word)
-        pattern = re.compile("(?:" + "|".join(sources) + r")\s*") if sources else None
+        pattern = re.compile("(?:" + "|".join(_regex(t) for t in sources) + r")\s*") if sources else None
         if len(self._compiled) < 65536:  # bounded: a log's first words are few, junk is not
             self._compiled[word] = pattern
         return pattern
@@ -100,10 +107,14 @@ class SourceMessages:
         pattern = self._for_word(_first_word(text))
         if pattern is not None and pattern.fullmatch(text):
             return True
-        if self._floating_compiled is None:
-            self._floating_compiled = [(piece, re.compile(rx + r"\s*")) for piece, rx in self._floating]
-        return any(piece in text and rx.fullmatch(text) for piece, rx in self._floating_compiled)
-
+        for piece, template in self._floating:
+            if piece in text:
+                rx = self._floating_compiled.get(template)
+                if rx is None:
+                    rx = self._floating_compiled[template] = re.compile(_regex(template) + r"\s*")
+                if rx.fullmatch(text):
+                    return True
+        return False
 
     def is_cut_prefix(self, text: str) -> bool:
         """Whether `text` is the start of a template's literal head, cut short (an excerpt that ends
