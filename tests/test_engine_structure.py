@@ -320,3 +320,18 @@ def test_ctrl_c_after_serving_is_a_stop_not_a_crash(tmp_path: Path) -> None:
     ])
     a = analyze_text(tmp_path, text)
     assert a.outcome == "stopped" and a.root_cause is None
+
+
+def test_a_crash_after_the_ready_marker_is_while_serving_whatever_its_cut_frames_say(tmp_path: Path) -> None:
+    # Only the process entry frame survived (its exception looks raised right in it, as at start-up).
+    text = "\n".join([  # noqa: FLY002 — one log line per item
+        "[2025-06-10 10:00:10] The server is fired up and ready to roll!",
+        "[2025-06-10 10:00:12 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        f'  File "{SG}/managers/scheduler.py", line 2500, in run_scheduler_process',
+        "    scheduler.event_loop_normal()",
+        "ValueError: bad value in a request",
+        "",
+    ])
+    a = analyze_text(tmp_path, text)
+    assert a.outcome == "crashed-while-serving"
+    assert a.views.facts().get("ready") is True

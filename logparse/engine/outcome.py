@@ -116,6 +116,10 @@ def _crash_outcome(lc: Lifecycle, root: Finding | None, failing: list[Finding], 
     cause = root or (min(failing, key=lambda f: f.first_line) if failing else None)
     stage = crash_stage(_crash_traceback(lc.log, cause, crash))
     hint = declared_stage(cause)
+    if hint != "startup" and _served_before(lc, crash):
+        # The ready marker, an answered warmup or traffic came first: whatever the (often cut)
+        # frames suggest — an exception right in the process's entry function — it was serving.
+        return "crashed-while-serving"
     if stage == "startup" or (stage == "unknown" and hint == "startup"):
         lc.failed_starting = True  # the run model's readiness must agree with this outcome
         return "crashed-at-startup"
