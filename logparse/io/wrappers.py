@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from logparse.model.lazyre import lazy_compile
 from logparse.model.numbers import to_int
 
 __all__ = ["BRACKET_SERVICE_PRECHECK", "Unwrapper", "Wrapper"]
@@ -32,42 +33,43 @@ _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"
 # A dotted module name (`flashinfer.jit`) – the only kind of name we trust to be a logger.
 _DOTTED = r"[A-Za-z_]\w*(?:\.\w+)+"
 
-_DOCKER_RE = re.compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
+# Compiled on first use (a log has one wrapper kind, if any): the others cost no start-up.
+_DOCKER_RE = lazy_compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
 # The same with the service name in brackets (`[sglang]     | [2026-06-24 11:50:33] …`: compose
 # front-ends such as podman-compose / dev-container runners). The reader only looks for it in
 # blocks that hold one (BRACKET_SERVICE_PRECHECK), since `[` lines otherwise skip unwrapping.
-_BRACKET_SERVICE_RE = re.compile(r"\[([A-Za-z0-9_][\w.-]{0,62})\] +\|(?: |$)")
-BRACKET_SERVICE_PRECHECK = re.compile(r"^\[[A-Za-z0-9_][\w.-]{0,62}\] +\|", re.MULTILINE)
-_RAY_RE = re.compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
-_KIBANA_RE = re.compile(
+_BRACKET_SERVICE_RE = lazy_compile(r"\[([A-Za-z0-9_][\w.-]{0,62})\] +\|(?: |$)")
+BRACKET_SERVICE_PRECHECK = lazy_compile(r"^\[[A-Za-z0-9_][\w.-]{0,62}\] +\|", re.MULTILINE)
+_RAY_RE = lazy_compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
+_KIBANA_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
     r"(\d{2}:\d{2}:\d{2})(?:\.(\d+))? +"
 )
 _ISO = r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?"
 # Rust `tracing` (dynamo): `TS  INFO target: msg` (level right-aligned in 5 columns). A line
 # cut right after the target has no ': '.
-_RUST_RE = re.compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
-_ISO_RE = re.compile(_ISO + r"(?: +|$)")
-_BRACKET_ISO_RE = re.compile(r"\[" + _ISO + r"\](?: +(?:(\S+) >> ?)?|$)")
+_RUST_RE = lazy_compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
+_ISO_RE = lazy_compile(_ISO + r"(?: +|$)")
+_BRACKET_ISO_RE = lazy_compile(r"\[" + _ISO + r"\](?: +(?:(\S+) >> ?)?|$)")
 _DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
 # `2025-02-26 15:44:36,973 - INFO - flashinfer.jit: msg` / `… - INFO - Command: …`
-_PYLOG_A_RE = re.compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
+_PYLOG_A_RE = lazy_compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
 # `2025-02-26 15:44:36,973 - flashinfer.jit - INFO - msg` (the logging cookbook format)
-_PYLOG_B_RE = re.compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - ")
+_PYLOG_B_RE = lazy_compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - ")
 # `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: msg`
-_PYLOG_C_RE = re.compile(
+_PYLOG_C_RE = lazy_compile(
     _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
 )
 # `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`
-_CUSTOM_RE = re.compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
+_CUSTOM_RE = lazy_compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
 # `2024-02-15 16:04:21 | INFO | stdout | msg` (FastChat's controller/worker loggers, which ran
 # SGLang 0.1.x workers and logged their output)
-_PIPES_RE = re.compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+) \| ")
+_PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+) \| ")
 # containerd / CRI-O log files (`kubectl logs` of a node's /var/log/pods): after the timestamp,
 # the stream and whether the line is Full or a Partial chunk: `… stderr F message`.
-_CRI_RE = re.compile(r"(stdout|stderr) [FP](?: |$)")
+_CRI_RE = lazy_compile(r"(stdout|stderr) [FP](?: |$)")
 # `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
-_MANGLED_RE = re.compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
+_MANGLED_RE = lazy_compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
 
 _MONTHS = {
     m: i + 1

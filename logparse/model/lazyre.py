@@ -9,20 +9,28 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# What callers read from a pattern: bound to the instance at the first use, so that later reads
+# are plain attribute reads (no Python-level call per `.match` on a per-line path).
+_FORWARDED = ("match", "fullmatch", "search", "finditer", "findall", "sub", "subn", "split", "scanner",
+              "pattern", "flags", "groups", "groupindex")
+
 
 class LazyPattern:
     """Behaves like the compiled pattern (`.search`, `.match`, `.sub`, `.pattern`, ...)."""
 
-    __slots__ = ("_args", "_compiled")
-
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
-        compiled = self._compiled
+        # Only reached for what the instance does not hold yet: the first use, or a rare attribute.
+        if name.startswith("__") or name == "_args":
+            raise AttributeError(name)
+        compiled = self.__dict__.get("_compiled")
         if compiled is None:
-            compiled = self._compiled = re.compile(*self._args)
+            compiled = re.compile(*self._args)
+            self.__dict__["_compiled"] = compiled
+            for attr in _FORWARDED:
+                self.__dict__[attr] = getattr(compiled, attr)
         return getattr(compiled, name)
 
     def __repr__(self) -> str:

@@ -22,13 +22,13 @@ tracebacks and commands still assemble across them):
 
 from __future__ import annotations
 
-import re
-
 from logparse.grammar.sourcemsgs import is_cut_source_message, is_source_message
+from logparse.model.lazyre import lazy_compile
 
 __all__ = ["classify"]
 
-_PIP = re.compile(
+# Compiled on first use: most short logs have few unrecognised lines, and some none of a kind.
+_PIP = lazy_compile(
     r"(?:Collecting|Downloading|Requirement already satisfied:|Installing collected packages:|Successfully "
     r"(?:installed|uninstalled|built)|Attempting uninstall:|Found existing installation:|Uninstalling|"
     r"Building wheels? for|Created wheel for|Stored in directory:|Using cached|Obtaining|Preparing metadata|"
@@ -39,7 +39,7 @@ _PIP = re.compile(
     # uv's changed-package lines: ` + torch==2.8.0` / ` - torch==2.7.1`
     r"|[ ]?[+-] [A-Za-z0-9_.-]+==\S+$"
 )
-_MARKDOWN = re.compile(
+_MARKDOWN = lazy_compile(
     r"(?:`{3,}|~{3,})[\w+-]*\s*$"  # a code fence, with its language
     r"|#{1,6} \S"  # a heading
     r"|(?:-{3,}|\*{3,}|_{3,})\s*$"  # a horizontal rule
@@ -47,13 +47,13 @@ _MARKDOWN = re.compile(
     r"|</?(?:details|summary|br|pre|code|p|b|i)\b[^>]*>"  # HTML a comment keeps
     r"|>\s*$"  # an empty quote line
 )
-_SHELL_OUTPUT = re.compile(
+_SHELL_OUTPUT = lazy_compile(
     r"\+[-=+]{10,}\+\s*$"  # nvidia-smi / tabulate borders
     r"|[-dlcbps][-rwxsStT]{9}[.+@]? +\d+ +\S+ +\S+ +\d"  # ls -l rows
     r"|total \d+\s*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
 )
-_FOREIGN_LOGGER = re.compile(
+_FOREIGN_LOGGER = lazy_compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
     r"|\[Gloo\] "
     # torch's ProcessGroupNCCL / c10d messages (after their glog envelope, or alone):
@@ -71,7 +71,7 @@ _FOREIGN_LOGGER = re.compile(
 # (`INFO:     11.251.218.2`), vLLM's and torch's C++ envelopes inside their file name
 # (`ERROR 12-01 12:00:00 tp_worker_overlap_`, `[rank4]:[E304 12:54:52.123710302 ProcessGroup`), a
 # progress bar before its percentage (`Loading safetensors checkpoint shards:`).
-_CUT_HEAD = re.compile(
+_CUT_HEAD = lazy_compile(
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s+[\w.:\[\]-]*\s*$"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} \[?[\w.]*\s*$"
     r"|(?:\[rank\d+\]:)?\[[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
@@ -79,10 +79,10 @@ _CUT_HEAD = re.compile(
     r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
 )
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
-_DATA = re.compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$""")
-_CUT_ENVELOPE = re.compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
+_DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$""")
+_CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
-_LIBRARY_TEXT = re.compile(
+_LIBRARY_TEXT = lazy_compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
     r"|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
