@@ -64,7 +64,7 @@ _PYLOG_C_RE = lazy_compile(
 _CUSTOM_RE = lazy_compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
 # `2024-02-15 16:04:21 | INFO | stdout | msg` (FastChat's controller/worker loggers, which ran
 # SGLang 0.1.x workers and logged their output)
-_PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+) \| ")
+_PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+)(?: \| | *$)")
 # containerd / CRI-O log files (`kubectl logs` of a node's /var/log/pods): after the timestamp,
 # the stream and whether the line is Full or a Partial chunk: `… stderr F message`.
 _CRI_RE = lazy_compile(r"(stdout|stderr) [FP](?: |$)")
