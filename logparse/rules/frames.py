@@ -3,6 +3,8 @@ argument processing raised it. Plain comparisons on event fields; no text matchi
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from logparse.model.events import LaunchCommand, Traceback
 from logparse.rules.context import RuleContext
 
@@ -78,10 +80,24 @@ def traceback_at(ctx: RuleContext, line: int) -> Traceback | None:
     return None
 
 
+def _tracebacks(ctx: RuleContext) -> tuple[list[Traceback], list[int]]:
+    """The tracebacks in file order and their first lines, built once per state of the events:
+    the lookups below bisect instead of scanning every traceback per call (that was quadratic
+    in the tracebacks of a failure-heavy log)."""
+    key = (id(ctx.log.events), len(ctx.log.events))
+    cached = ctx.__dict__.get("_tracebacks")
+    if cached is None or cached[0] != key:
+        tbs = ctx.log.of(Traceback)
+        cached = ctx.__dict__["_tracebacks"] = (key, tbs, [tb.line for tb in tbs])
+    return cached[1], cached[2]
+
+
 def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | None = None) -> Traceback | None:
     """The first traceback that starts within `within` lines after `line` (on `rank` when the
     traceback has a rank and `rank` is given): the record a one-line error message precedes."""
-    for tb in ctx.log.of(Traceback):
+    tbs, starts = _tracebacks(ctx)
+    for i in range(bisect_right(starts, line), len(tbs)):  # no scan from the start, no copy
+        tb = tbs[i]
         if line < tb.line <= line + within:
             if rank and tb.rank and tb.rank != rank:
                 continue
@@ -98,7 +114,9 @@ def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Trace
     if tb is None:
         return None
     end = tb.end_line or tb.line
-    for other in ctx.log.of(Traceback):
+    tbs, starts = _tracebacks(ctx)
+    for i in range(bisect_right(starts, end), len(tbs)):
+        other = tbs[i]
         if end < other.line <= end + within and other.exc_type is None and other.line not in ctx.claimed:
             return other
         if other.line > end + within:
