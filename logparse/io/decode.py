@@ -140,7 +140,7 @@ def slow_line(
         report.nul_bytes += n
         report.flag(no, f"{n} NUL byte{'s' if n != 1 else ''} removed")
         b = b.replace(b"\x00", b"")
-    s = _decode(b, no, report)
+    s = strip_padding(_decode(b, no, report))  # the same rule as lines.py's fast path
     if len(s) > max_chars:
         s = s[:max_chars]
         truncated = True
@@ -148,6 +148,15 @@ def slow_line(
         report.long_lines += 1
         report.flag(no, f"line longer than {max_chars} characters, truncated")
     return clean(s, no, report, unwrap, True)
+
+
+def strip_padding(s: str) -> str:
+    """`s` without the blanks a terminal, an editor or a paste put after its text. A stats
+    line's own `, ` separator before the end (`… #queue-req: 0, `) is the writer's and kept."""
+    t = s.rstrip(" \t")
+    if t[-1:] == "," and len(t) < len(s):
+        return t + " "
+    return t
 
 
 def _trim_partial_utf8(b: bytes) -> bytes:

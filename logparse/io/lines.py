@@ -26,6 +26,7 @@ from logparse.io.decode import (
     clean,
     has_long_line,
     slow_line,
+    strip_padding,
 )
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.sources import source_blocks
@@ -107,6 +108,10 @@ def iter_lines(
                         lines = text.split("\n")
                         has_cr = "\r" in text
                 lines.pop()  # the chunk ends with b'\n'
+                if " \n" in text or "\t\n" in text or " \r" in text or "\t\r" in text:
+                    # Trailing blanks are padding (a terminal's, an editor's), not log text.
+                    # Per line, the same rule as slow_line's: the block a line is in is irrelevant.
+                    lines = [strip_padding(x) for x in lines]
             if not lines:
                 # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).
                 for b in chunk[:-1].split(b"\n"):

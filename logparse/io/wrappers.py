@@ -41,6 +41,16 @@ _DOCKER_RE = lazy_compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
 _BRACKET_SERVICE_RE = lazy_compile(r"\[([A-Za-z0-9_][\w.-]{0,62})\] +\|(?: |$)")
 BRACKET_SERVICE_PRECHECK = lazy_compile(r"^\[[A-Za-z0-9_][\w.-]{0,62}\] +\|", re.MULTILINE)
 _RAY_RE = lazy_compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
+# Ray's own processes have no pid in the prefix: `(raylet) …`, `(raylet, ip=10.0.0.1) …`,
+# `(gcs_server) …` (a node's raylet forwards what a worker printed before it became an actor).
+_RAY_SYSTEM_RE = lazy_compile(
+    r"\((raylet|gcs_server|dashboard_agent|monitor|autoscaler)(?:, ip=([0-9A-Fa-f.:]+))?\) ?"
+)
+# journald's short format (`journalctl -u sglang`): `Dec 02 01:02:03 host ident[pid]: `.
+_JOURNALD_RE = lazy_compile(
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d{2}:\d{2}:\d{2}) "
+    r"([\w.-]+) ([\w.@/-]+)(?:\[(\d+)\])?: "
+)
 _KIBANA_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
     r"(\d{2}:\d{2}:\d{2})(?:\.(\d+))? +"
@@ -49,8 +59,10 @@ _ISO = r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2
 # Rust `tracing` (dynamo): `TS  INFO target: msg` (level right-aligned in 5 columns). A line
 # cut right after the target has no ': '.
 _RUST_RE = lazy_compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
-_ISO_RE = lazy_compile(_ISO + r"(?: +|$)")
-_BRACKET_ISO_RE = lazy_compile(r"\[" + _ISO + r"\](?: +(?:(\S+) >> ?)?|$)")
+# `docker logs --timestamps`, kubectl and GitHub Actions print exactly one space after the
+# timestamp: any further spaces are the line's own indentation (a traceback frame's).
+_ISO_RE = lazy_compile(_ISO + r"(?: |$)")
+_BRACKET_ISO_RE = lazy_compile(r"\[" + _ISO + r"\](?: (?:(\S+) >> ?)?|$)")
 _DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
 # `2025-02-26 15:44:36,973 - INFO - flashinfer.jit: msg` / `… - INFO - Command: …`
 _PYLOG_A_RE = lazy_compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
@@ -100,6 +112,12 @@ _Prefix = tuple[
 ]
 
 
+def _is_ps2(s: str) -> bool:
+    """`> …` is a shell's continuation prompt: a flag, or a line continued with `\\`."""
+    rest = s[2:].lstrip(" ")
+    return rest[:1] == "-" or s.rstrip().endswith("\\")
+
+
 def _match_prefix(s: str) -> _Prefix | None:
     """Recognise one wrapper prefix at the start of `s`, dispatching on the first character
     so that the typical non-wrapped line (traceback, bar, bare message) costs one or two
@@ -114,10 +132,14 @@ def _match_prefix(s: str) -> _Prefix | None:
         if m:
             # A damaged pid (thousands of digits) is None: the line keeps its other metadata.
             return ("ray", None, None, to_int(m[2]), m[1], m[3], None, None, m.end())
+        m = _RAY_SYSTEM_RE.match(s, 0 if c == "(" else 1)
+        if m:
+            return ("ray", None, m[1], None, m[1], m[2], None, None, m.end())
         return None
-    if c == ">" and (s[1:] in ("", " ") or s[1:3] in (" [", " (")):
-        # A markdown quote around a pasted log (`> [2025-07-11 17:40:14 DP0 TP2] …`, `>` alone):
-        # only before an envelope, a Ray prefix or nothing, since `> --flag \` is bash's PS2 prompt.
+    if c == ">" and (s[1:] in ("", " ") or (s[1:2] == " " and not _is_ps2(s))):
+        # A markdown quote around a pasted log (`> [2025-07-11 17:40:14 DP0 TP2] …`, `>   File
+        # "…"`, `>` alone): any quoted text except bash's PS2 prompt continuing a command
+        # (`> --tp 8 \`, `>   --port 30000`), which commands.py reads as part of the command.
         return ("markdown-quote", None, None, None, None, None, None, None, min(len(s), 2))
     if c == "s" and s[6:7] == " ":
         m = _CRI_RE.match(s)
@@ -237,6 +259,11 @@ def _match_prefix(s: str) -> _Prefix | None:
                 )
     elif c.isupper():
         mon = _MONTHS.get(s[:3])
+        if mon is not None and s[3:4] == " ":
+            m = _JOURNALD_RE.match(s)
+            if m:
+                # No year in the prefix: the time is left to the SGLang envelope inside.
+                return ("journald", None, m[4], to_int(m[6]), m[5], None, None, None, m.end())
         if mon is not None:
             m = _KIBANA_RE.match(s)
             if m:
@@ -254,7 +281,8 @@ def _match_prefix(s: str) -> _Prefix | None:
 
 def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
     if kind == "ray":
-        return f"ray:{pid}"
+        # A Ray system process (`(raylet, ip=…)`) has no pid: its name keeps it apart.
+        return f"ray:{pid}" if pid is not None else f"ray:{container}"
     if kind == "docker-compose":
         return f"docker:{container}"
     if kind == "cri":
@@ -285,6 +313,10 @@ class Unwrapper:
 
     def __call__(self, s: str) -> tuple[Wrapper | None, str]:
         """Strip (possibly nested) prefixes; return the merged Wrapper and the rest."""
+        if s[:1] == "\ufeff":
+            # A UTF-8 byte-order mark (a file saved by a Windows editor, or one of several
+            # concatenated files): not text of the log, and no wrapper either.
+            s = s[1:]
         if s.startswith(self.last_text):
             rest = s[self.last_len :]
             if rest[:1] == "[" and rest[11:12] != "T":
