@@ -94,3 +94,30 @@ def test_the_probe_sees_imports(small: tuple[Path, Path]) -> None:
     finally:
         config.unlink()
     assert "tomllib" in modules
+
+
+_ONE_ENTRY = '[[message]]\ncode = "x-y"\nneedles = ["abc"]\npatterns = ["abc"]\n'
+
+
+def test_the_catalog_cache_is_used_and_a_damaged_one_is_parsed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logparse.grammar import messages
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    texts = [("t", _ONE_ENTRY)]
+    assert list(messages._load_cached(texts).specs) == ["x-y"]
+    (cached,) = (tmp_path / "logdiag").glob("messages-*.json")
+    doc = json.loads(cached.read_text(encoding="utf-8"))
+    assert doc["data"] == [["t", {"message": [{"code": "x-y", "needles": ["abc"], "patterns": ["abc"]}]}]]
+    # A cache hit does not parse the TOML: a cached entry edited by hand (same key) shows up...
+    doc["data"][0][1]["message"][0]["summary"] = "from the cache"
+    cached.write_text(json.dumps(doc), encoding="utf-8")
+    assert messages._load_cached(texts)["x-y"].summary == "from the cache"
+    # ...and one that fails the checks is ignored: the TOML is parsed again and the file rewritten.
+    doc["data"][0][1]["message"][0]["code"] = "BAD CODE"
+    cached.write_text(json.dumps(doc), encoding="utf-8")
+    assert list(messages._load_cached(texts).specs) == ["x-y"]
+    assert "BAD CODE" not in cached.read_text(encoding="utf-8")
+    # Another text is another key: never the old entry.
+    other = [("t", _ONE_ENTRY.replace("x-y", "z-w"))]
+    assert list(messages._load_cached(other).specs) == ["z-w"]

@@ -274,11 +274,11 @@ def load_catalog(texts: Iterable[tuple[str, str]]) -> Catalog:
 _CACHE_FORMAT = 1
 
 
-def _cached_docs(texts: list[tuple[str, str]]) -> list[tuple[str, dict[str, Any]]]:
-    """The parsed TOML of the catalog files, from the per-user cache when it was made from these
-    very texts (parsing the TOML took ~30 ms of a short run's start-up; loading JSON ~1 ms). The
-    key is the content, not a file date: an edit is always seen. The entries are checked again on
-    every load (`_from_docs`), so the cache holds what the TOML says and nothing more."""
+def _load_cached(texts: list[tuple[str, str]]) -> Catalog:
+    """The catalog of these TOML texts, from their parsed form in the per-user cache when it was
+    made from these very texts (parsing the TOML took ~30 ms of a short run's start-up; loading
+    JSON ~1 ms). The key is the content, not a file date: an edit is always seen. The entries are
+    checked again on every load (`_from_docs`); a cached form that fails the checks is ignored."""
     import hashlib
 
     from logparse.grammar.cache import read_data, write_data
@@ -292,14 +292,14 @@ def _cached_docs(texts: list[tuple[str, str]]) -> list[tuple[str, dict[str, Any]
     if isinstance(cached, list) and len(cached) == len(texts):
         try:
             docs = [(str(family), doc) for family, doc in cached]
-        except (TypeError, ValueError):
-            docs = []
-        if [f for f, _ in docs] == [f for f, _ in texts] and all(isinstance(d, dict) for _, d in docs):
-            return docs
+            if [f for f, _ in docs] == [f for f, _ in texts] and all(isinstance(d, dict) for _, d in docs):
+                return _from_docs(docs)
+        except (CatalogError, TypeError, ValueError, KeyError, AttributeError):
+            pass  # damaged: parse the TOML again and rewrite the cache
     docs = [(family, _parse_toml(family, text)) for family, text in texts]
-    _from_docs(docs)  # a malformed catalog raises here and is never cached
+    cat = _from_docs(docs)  # a malformed catalog raises here and is never cached
     write_data("messages", key, [[family, doc] for family, doc in docs])
-    return docs
+    return cat
 
 
 @lru_cache(maxsize=1)
@@ -308,4 +308,4 @@ def catalog() -> Catalog:
     folder = grammar_dir() / "messages"
     files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
     texts = [(p.stem, p.read_text(encoding="utf-8")) for p in files]
-    return _from_docs(_cached_docs(texts))
+    return _load_cached(texts)
