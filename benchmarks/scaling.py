@@ -389,7 +389,9 @@ def render(res: dict[str, Any]) -> str:
     L.append("|---|" + "---|" * len(TARGETS))
     for prof, sizes in res["profiles"].items():
         tg = sizes["targets"]
-        L.append(f"| {prof} | " + " | ".join(
+        at = tg["one_core_ratio"]["at_lines"]
+        label = prof if at == TARGET_SIZE else f"{prof} (at {at:,} lines)"
+        L.append(f"| {label} | " + " | ".join(
             f"{_f(tg[k]['value'])} {'✓' if tg[k]['status'] == 'met' else ('✗' if tg[k]['status'] == 'MISSED' else '')}"
             for k in TARGETS) + " |")
     L.append("")
