@@ -105,13 +105,14 @@ OUTER_WRAPPERS = frozenset({
     "docker-compose", "docker-timestamps", "cri", "ray-actor", "ray-actor-ip", "raylet",
     "ray-ansi", "journald", "github-actions", "tee-iso",
 })
-_DOCKER_LINE = re.compile(r"^[A-Za-z0-9_][\w.-]{0,62} +\| ")
+_DOCKER_LINE = re.compile(r"^(?:\[[\w.-]+\]|[A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
 
 
 def _docker_wrapped(lines: list[str]) -> bool:
-    # docker-compose prints its `service  | ` prefix on every line it relays.
-    body = [line for line in lines if line.strip()]
-    return bool(body) and all(_DOCKER_LINE.match(line) for line in body[:5])
+    # docker-compose (or a `[service]  | ` front-end) prefixes the lines it relays; a line
+    # the excerpt's author added may lack it.
+    body = [line for line in lines if line.strip()][:10]
+    return 2 * sum(1 for line in body if _DOCKER_LINE.match(line)) > len(body)
 
 
 # Shapes that still change some analysis, with the reason (xfail, strict: a fix must remove it).

@@ -150,9 +150,18 @@ def slow_line(
     return clean(s, no, report, unwrap, True)
 
 
+# Width of a leading tab: editors that re-indent a pasted log use 4 (Python's own indent step).
+TAB_WIDTH = 4
+
+
 def strip_padding(s: str) -> str:
-    """`s` without the blanks a terminal, an editor or a paste put after its text. A stats
-    line's own `, ` separator before the end (`… #queue-req: 0, `) is the writer's and kept."""
+    """`s` without the blanks a terminal, an editor or a paste put around its text: trailing
+    blanks dropped (a stats line's own `, ` separator before the end, `… #queue-req: 0, `, is
+    the writer's and kept), leading tabs expanded to spaces (the grammar reads indentation as
+    spaces: a traceback's frames and source lines, a benchmark block in a code block)."""
+    if s[:1] == "\t":
+        body = s.lstrip(" \t")
+        s = s[: len(s) - len(body)].expandtabs(TAB_WIDTH) + body
     t = s.rstrip(" \t")
     if t[-1:] == "," and len(t) < len(s):
         return t + " "

@@ -108,9 +108,10 @@ def iter_lines(
                         lines = text.split("\n")
                         has_cr = "\r" in text
                 lines.pop()  # the chunk ends with b'\n'
-                if " \n" in text or "\t\n" in text or " \r" in text or "\t\r" in text:
-                    # Trailing blanks are padding (a terminal's, an editor's), not log text.
-                    # Per line, the same rule as slow_line's: the block a line is in is irrelevant.
+                if (" \n" in text or "\t" in text or " \r" in text):
+                    # Trailing blanks and leading tabs are padding (a terminal's, an editor's),
+                    # not log text. Per line, the same rule as slow_line's: the block a line is
+                    # in is irrelevant.
                     lines = [strip_padding(x) for x in lines]
             if not lines:
                 # Slow path: per-line bytes (bad UTF-8, NUL, over-long lines).

@@ -49,7 +49,7 @@ _RAY_SYSTEM_RE = lazy_compile(
 # journald's short format (`journalctl -u sglang`): `Dec 02 01:02:03 host ident[pid]: `.
 _JOURNALD_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d{2}:\d{2}:\d{2}) "
-    r"([\w.-]+) ([\w.@/-]+)(?:\[(\d+)\])?: "
+    r"([\w.-]+) ([\w.@/-]+)(?:\[(\d+)\])?:(?: |$)"
 )
 _KIBANA_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
@@ -82,6 +82,13 @@ _PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\
 _CRI_RE = lazy_compile(r"(stdout|stderr) [FP](?: |$)")
 # `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
 _MANGLED_RE = lazy_compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
+
+# Leading blanks before what is never indented in a log: an SGLang envelope (dated or not)
+# or a traceback's header line.
+_INDENTED_RECORD_RE = lazy_compile(
+    r"[ \t]+(?=\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\[\d{2}:\d{2}:\d{2}[ \]]"
+    r"|Traceback \(most recent call last\):)"
+)
 
 _MONTHS = {
     m: i + 1
@@ -317,6 +324,13 @@ class Unwrapper:
             # A UTF-8 byte-order mark (a file saved by a Windows editor, or one of several
             # concatenated files): not text of the log, and no wrapper either.
             s = s[1:]
+        if s[:1] == " " or s[:1] == "\t":
+            m = _INDENTED_RECORD_RE.match(s)
+            if m:
+                # A log pasted as an indented code block: a record's envelope or a traceback's
+                # header is never indented by its writer (nor Python source text), so the
+                # indentation is the paste's.
+                s = s[m.end() :]
         if s.startswith(self.last_text):
             rest = s[self.last_len :]
             if rest[:1] == "[" and rest[11:12] != "T":
@@ -332,9 +346,11 @@ class Unwrapper:
             if rest[:1] == "[" and rest[11:12] != "T":
                 break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
             nxt = _match_prefix(rest)
-            # docker-compose is always outermost; inside another wrapper `word  | ` is message
-            # text (a table, a bar), not a prefix.
-            if nxt is None or nxt[8] == 0 or nxt[0] == "docker-compose":
+            # docker-compose is always outermost (but for the markdown quote of a paste around
+            # it); inside another wrapper `word  | ` is message text (a table, a bar).
+            if nxt is None or nxt[8] == 0 or (
+                nxt[0] == "docker-compose" and any(p[0] != "markdown-quote" for p in prefixes)
+            ):
                 break
             prefixes.append(nxt)
             pos += nxt[8]
