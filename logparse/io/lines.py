@@ -176,7 +176,8 @@ def iter_lines(
                 # Inlined _Unwrapper memo hit: a docker/Ray log repeats the same prefix.
                 if s.startswith(unwrap.last_text):
                     rest = s[unwrap.last_len :]
-                    if rest[:1] == "[" and rest[11:12] != "T":
+                    # (`[service]  | ` after the memo's prefix is another wrapper: unwrap it)
+                    if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
                         report.wrapped += 1
                         yield (no, rest, unwrap.last_wrapper)
                         continue

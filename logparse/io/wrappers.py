@@ -333,7 +333,7 @@ class Unwrapper:
                 s = s[m.end() :]
         if s.startswith(self.last_text):
             rest = s[self.last_len :]
-            if rest[:1] == "[" and rest[11:12] != "T":
+            if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
                 return self.last_wrapper, rest
         first = _match_prefix(s)
         if first is None:
@@ -343,8 +343,8 @@ class Unwrapper:
         kind = first[0]
         while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
             rest = s[pos:]
-            if rest[:1] == "[" and rest[11:12] != "T":
-                break  # an SGLang envelope (or `[rank0]:`…): the grammar takes it from here
+            if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
+                break  # an SGLang envelope: the grammar takes it from here
             nxt = _match_prefix(rest)
             # docker-compose is always outermost (but for the markdown quote of a paste around
             # it); inside another wrapper `word  | ` is message text (a table, a bar).

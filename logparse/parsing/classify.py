@@ -52,6 +52,9 @@ _SHELL_OUTPUT = lazy_compile(
     r"|[-dlcbps][-rwxsStT]{9}[.+@]? +\d+ +\S+ +\S+ +\d"  # ls -l rows
     r"|total \d+\s*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
+    # argparse's usage continuation line (its indentation lost in the paste): option groups only,
+    # `[--load-format {auto,pt}] [--trust-remote-code] [--dtype DTYPE]`
+    r"|\[-{1,2}\w[\w-]*(?: [^\[\]]*)?\](?: \[-{1,2}\w[\w-]*(?: [^\[\]]*)?\])+"
 )
 _FOREIGN_LOGGER = lazy_compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT

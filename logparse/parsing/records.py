@@ -155,6 +155,12 @@ class TracebackAssembler:
         # Source lines right after a `warnings` line are its follow-up (`  warnings.warn(`).
         if cls is TracebackSource and stream in self._after_warning and rec is None:
             return out
+        if cls is Unparsed and stream in self._after_warning and rec is None and text.strip():
+            # The same line with its indentation stripped by the paste (`warnings.warn(`):
+            # Python prints one source line under a warning, so the unknown line is that.
+            self._after_warning.discard(stream)
+            self._claimed += 1
+            return out
         self._after_warning.discard(stream)
 
         if cls in _SHELL_CLASSES or (cls is LaunchCommand and kw.get("program")):
