@@ -180,3 +180,16 @@ def test_lifecycle_per_attempt_phases_readiness_and_failures() -> None:
     assert last.failures == {} and last.ready is True and last.serving
     assert last.ready_line is not None and last.traffic_line is not None and last.ready_line < last.traffic_line
     assert run.startup is last and run.ready is True
+
+
+def test_an_untagged_dated_scheduler_exception_header_means_tp1(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The scheduler tags its lines with its rank whenever TP > 1, its exception header too: a
+    dated, untagged `Scheduler hit an exception` is a TP=1 server; a tagged one says nothing alone."""
+    from tests.conftest import analyze_text
+
+    head = "Scheduler hit an exception: Traceback (most recent call last):\n"
+    frame = '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2680, in run_scheduler_process\n'
+    untagged = analyze_text(tmp_path, f"[2025-12-29 13:00:55] {head}{frame}", name="u.log")
+    assert untagged.views.facts().get("tp_size") == 1
+    tagged = analyze_text(tmp_path, f"[2025-12-29 13:00:55 TP3] {head}{frame}", name="t.log")
+    assert tagged.views.facts().get("tp_size") is None

@@ -14,6 +14,7 @@ from logparse.model.events import (
     DistInitBegin,
     DistInitEnd,
     Event,
+    ExceptionHeader,
     KvCacheAllocated,
     MemoryPoolEnd,
     NcclLog,
@@ -106,6 +107,11 @@ class ConfigView:
         sched = (DistInitBegin, DistInitEnd, WeightLoadBegin, WeightLoadEnd, KvCacheAllocated, MemoryPoolEnd,
                  CaptureBegin, CaptureEnd)
         if any(isinstance(e, sched) and e.ts is not None and e.ts.year > 1900 for e in self.log.events):
+            return True
+        # The scheduler's own exception header prints its rank tag whenever there is more than one
+        # (`[… TP3] Scheduler hit an exception`), so a dated one without a tag is TP=1 too.
+        if any(e.process == "Scheduler" and e.ts is not None and e.ts.year > 1900
+               for e in self.log.of(ExceptionHeader)):
             return True
         for cols in (self.log.decode, self.log.prefill):
             if len(cols) and any(not math.isnan(t) and t > 0 for t in cols.ts[:50]):
