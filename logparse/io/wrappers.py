@@ -83,11 +83,11 @@ _CRI_RE = lazy_compile(r"(stdout|stderr) [FP](?: |$)")
 # `INFO - flashinfer.  jit: msg` (copy-mangled, no date): only with a dotted name.
 _MANGLED_RE = lazy_compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
 
-# Leading blanks before what is never indented in a log: an SGLang envelope (dated or not)
-# or a traceback's header line.
+# Leading blanks before what is never indented in a log: an SGLang envelope (dated or not),
+# a traceback's header line, or Ray's `(Actor pid=N)` prefix.
 _INDENTED_RECORD_RE = lazy_compile(
     r"[ \t]+(?=\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\[\d{2}:\d{2}:\d{2}[ \]]"
-    r"|Traceback \(most recent call last\):)"
+    r"|Traceback \(most recent call last\):|\((?:\w+ )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )"
 )
 
 _MONTHS = {
@@ -310,9 +310,12 @@ class Unwrapper:
     lets a docker/Ray-wrapped log skip the regexes: their patterns never look past the prefix
     text, so a line starting with the same text parses the same way."""
 
-    __slots__ = ("_cache", "last_len", "last_text", "last_wrapper")
+    __slots__ = ("_cache", "indent", "last_len", "last_text", "last_wrapper")
 
     def __init__(self) -> None:
+        # The indentation of a log pasted as a code block, learned from its first indented
+        # envelope or traceback header (a small paste: one read, never split into byte ranges).
+        self.indent = ""
         self._cache: dict[str, tuple[Wrapper, bool]] = {}
         self.last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
         self.last_len = 1
@@ -329,8 +332,14 @@ class Unwrapper:
             if m:
                 # A log pasted as an indented code block: a record's envelope or a traceback's
                 # header is never indented by its writer (nor Python source text), so the
-                # indentation is the paste's.
+                # indentation is the paste's, and the lines after it carry it too (a frame
+                # at 2 + indent, the exception line at indent).
+                self.indent = s[: m.end()]
                 s = s[m.end() :]
+            elif self.indent and s.startswith(self.indent):
+                s = s[len(self.indent) :]
+        elif self.indent and s:
+            self.indent = ""  # an unindented line: the code block has ended
         if s.startswith(self.last_text):
             rest = s[self.last_len :]
             if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
