@@ -7,9 +7,9 @@ GitHub Actions, a markdown quote, a code block, an editor's tabs, Windows line e
 The analysis of the transformed log must name the same root cause, fire the same diagnoses,
 state the same outcome, and recognise about the same share of lines as the untransformed one.
 
-All corpus cases × all shapes is ~3,000 analyses (minutes on the CI machine), so the test runs
-a fixed, evenly spread sample of the cases for every shape; `LOGDIAG_INVARIANCE_ALL=1` runs
-every case (what the sweep in the issue-9 report used).
+All 191 corpus cases × 18 shapes (~3,400 analyses) take ~20 s; when the corpus grows past
+SAMPLE cases the test runs a fixed, evenly spread sample of SAMPLE of them for every shape
+(`LOGDIAG_INVARIANCE_ALL=1` runs every case).
 """
 
 from __future__ import annotations
@@ -115,12 +115,30 @@ def _docker_wrapped(lines: list[str]) -> bool:
     return 2 * sum(1 for line in body if _DOCKER_LINE.match(line)) > len(body)
 
 
-# Shapes that still change some analysis, with the reason (xfail, strict: a fix must remove it).
-STILL_DIFFERENT: dict[str, str] = {}
+# Shapes that still change many analyses, with the reason (xfail, strict: a fix must remove
+# it), and a case the shape is known to change (always in its sample, so the xfail is real).
+STILL_DIFFERENT: dict[str, tuple[str, str]] = {
+    "code-block-indent": (
+        "a log indented as a whole is read line by line: its indentation is only learned from an "
+        "indented envelope, traceback header or Ray prefix, so an excerpt that starts with a "
+        "docker-compose prefix, a bare message or a headerless traceback keeps it (44/191 cases)",
+        "shared/dev-018",
+    ),
+}
+# Single cases a shape still changes: (shape, split/name) -> why. Left out of the shape's check;
+# each is an xfail(strict) of its own, so a fix shows up.
+KNOWN_DIFFERENT: dict[tuple[str, str], str] = {
+    ("double-spaced", "shared/dev-036"): (
+        "a cut traceback after a complete one becomes a crash of its own: the rule that folds it "
+        "into the first counts lines, and the blank lines double the distance (rules, not reader)"
+    ),
+    ("double-spaced", "dev/c-001"): "as shared/dev-036: the line distance doubles (rules)",
+    ("double-spaced", "dev/c-039"): "as shared/dev-036: the line distance doubles (rules)",
+}
 
 # The unrecognised-line count may move by one line or this share of the log's lines.
 SHARE_TOLERANCE = 0.02
-SAMPLE = 16
+SAMPLE = 200
 
 
 @dataclass(frozen=True)
@@ -147,12 +165,21 @@ def _summary(path: Path) -> Summary:
 
 
 @cache
-def _cases() -> tuple[Case, ...]:
-    every = cases(["shared", "dev"])
+def _every() -> dict[str, Case]:
+    return {f"{c.split}/{c.name}": c for c in cases(["shared", "dev"])}
+
+
+def _cases(shape: str) -> list[Case]:
+    every = list(_every().values())
     if os.environ.get("LOGDIAG_INVARIANCE_ALL") == "1" or len(every) <= SAMPLE:
-        return tuple(every)
-    step = len(every) / SAMPLE
-    return tuple(every[int(i * step)] for i in range(SAMPLE))
+        picked = every
+    else:
+        step = len(every) / SAMPLE
+        picked = [every[int(i * step)] for i in range(SAMPLE)]
+    if shape in STILL_DIFFERENT:
+        known = _every()[STILL_DIFFERENT[shape][1]]
+        picked = [*picked, known] if known not in picked else picked
+    return [c for c in picked if (shape, f"{c.split}/{c.name}") not in KNOWN_DIFFERENT]
 
 
 @cache
@@ -189,7 +216,8 @@ def differences(case: Case, shape: str, tmp: Path) -> list[str]:
 
 def test_transformations_change_the_text() -> None:
     # A shape that leaves the log as it is would make its invariance check pass vacuously.
-    lines = ["[2025-07-25 07:53:08 TP0] Load weight begin.", "  File \"x.py\", line 1, in f"]
+    lines = ["[2025-07-25 07:53:08 TP0] Load weight begin.", "  File \"x.py\", line 1, in f",
+             "    return f()"]
     plain = "".join(line + "\n" for line in lines)
     for name, shape in SHAPES.items():
         assert shape(lines) != plain, name
@@ -198,7 +226,7 @@ def test_transformations_change_the_text() -> None:
 @pytest.mark.parametrize(
     "shape",
     [
-        pytest.param(s, marks=pytest.mark.xfail(reason=STILL_DIFFERENT[s], strict=True))
+        pytest.param(s, marks=pytest.mark.xfail(reason=STILL_DIFFERENT[s][0], strict=True))
         if s in STILL_DIFFERENT
         else s
         for s in SHAPES
@@ -206,8 +234,19 @@ def test_transformations_change_the_text() -> None:
 )
 def test_same_analysis_under_paste_shape(shape: str, tmp_path: Path) -> None:
     bad = {}
-    for case in _cases():
+    for case in _cases(shape):
         diff = differences(case, shape, tmp_path)
         if diff:
             bad[f"{case.split}/{case.name}"] = diff
     assert not bad, bad
+
+
+@pytest.mark.parametrize(
+    ("shape", "key"),
+    [
+        pytest.param(shape, key, marks=pytest.mark.xfail(reason=why, strict=True))
+        for (shape, key), why in KNOWN_DIFFERENT.items()
+    ],
+)
+def test_known_single_differences(shape: str, key: str, tmp_path: Path) -> None:
+    assert not differences(_every()[key], shape, tmp_path)
