@@ -119,9 +119,11 @@ def _docker_wrapped(lines: list[str]) -> bool:
 # it), and a case the shape is known to change (always in its sample, so the xfail is real).
 STILL_DIFFERENT: dict[str, tuple[str, str]] = {
     "code-block-indent": (
-        "a log indented as a whole is read line by line: its indentation is only learned from an "
-        "indented envelope, traceback header or Ray prefix, so an excerpt that starts with a "
-        "docker-compose prefix, a bare message or a headerless traceback keeps it (44/191 cases)",
+        (
+            "a log indented as a whole is read line by line: its indentation is only learned from "
+            "an indented envelope, traceback header or Ray prefix, so an excerpt that starts with a "
+            "docker-compose prefix, a bare message or a headerless traceback keeps it (44/191 cases)"
+        ),
         "shared/dev-018",
     ),
 }

@@ -313,3 +313,71 @@ def test_bench_block_indented_as_a_whole() -> None:
 
     facts = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/corpus/dev/b-025.log")).facts
     assert facts["bench"]["successful_requests"] == 512 and facts["bench"]["mean_itl_ms"] == 52.85
+
+
+# ---------------------------------------------------------------- capture tools' prefixes, padding
+
+WRAPPED = [
+    # Ray's system processes carry no pid (`(raylet, ip=…)`, `(raylet)`)
+    ("(raylet, ip=10.0.0.1) [2025-05-14 12:00:01 TP0] Load weight begin. avail mem=78.31 GB",
+     "ray", "ray:raylet"),
+    ("(raylet) [2025-05-14 12:00:01 TP0] Load weight begin. avail mem=78.31 GB", "ray", "ray:raylet"),
+    # journalctl's short format
+    ("Dec 02 01:02:03 gpu-node-3 python[123]: [2025-05-14 12:00:01 TP0] Load weight begin. avail mem=78.31 GB",
+     "journald", "pid:123"),
+    # a markdown quote around a docker-compose capture
+    ("> sglang-1  | [2025-05-14 12:00:01 TP0] Load weight begin. avail mem=78.31 GB",
+     "docker-compose", "docker:sglang-1"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "stream"), WRAPPED)
+def test_capture_tool_prefixes(line: str, kind: str, stream: str) -> None:
+    from logparse.io.wrappers import Unwrapper
+
+    w, rest = Unwrapper()(line)
+    assert w is not None and w.kind == kind and w.stream == stream
+    assert rest == "[2025-05-14 12:00:01 TP0] Load weight begin. avail mem=78.31 GB"
+
+
+def test_iso_timestamp_keeps_the_lines_indentation() -> None:
+    from logparse.io.wrappers import Unwrapper
+
+    w, rest = Unwrapper()('2025-07-25T07:53:08.217502420Z   File "x.py", line 1, in f')
+    assert w is not None and rest == '  File "x.py", line 1, in f'
+
+
+def test_markdown_quote_is_not_a_ps2_prompt() -> None:
+    from logparse.io.wrappers import Unwrapper
+
+    u = Unwrapper()
+    assert u('>   File "x.py", line 1, in f')[1] == '  File "x.py", line 1, in f'
+    assert u("> --tp 8 \\")[0] is None  # bash's continuation prompt stays for commands.py
+
+
+def _lines(tmp_path: Path, data: bytes) -> list[str]:
+    from logparse.io.lines import read_lines
+    from logparse.io.readreport import ReadReport
+
+    p = tmp_path / "x.log"
+    p.write_bytes(data)
+    return [text for _no, text, _w in read_lines(str(p), ReadReport(str(p)))]
+
+
+def test_bom_padding_and_tabs_are_the_pastes(tmp_path: Path) -> None:
+    got = _lines(tmp_path, "\ufeff[2025-05-14 12:00:01 TP0] Load weight begin.   \n"
+                           "Traceback (most recent call last):\t\n"
+                           "\tFile \"x.py\", line 1, in f\n"
+                           "[15:31:10 TP0] Decode batch, #running-req: 1, token usage: 0.00,    \n".encode())
+    assert got == ["[2025-05-14 12:00:01 TP0] Load weight begin.", "Traceback (most recent call last):",
+                   '    File "x.py", line 1, in f',
+                   "[15:31:10 TP0] Decode batch, #running-req: 1, token usage: 0.00, "]
+
+
+def test_log_indented_as_a_code_block(tmp_path: Path) -> None:
+    body = ["[2025-05-14 12:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sglang/srt/managers/scheduler.py", line 3, in run_scheduler_process',
+            "    scheduler.event_loop()",
+            "RuntimeError: boom"]
+    got = _lines(tmp_path, "".join("    " + line + "\n" for line in body).encode())
+    assert got == body
