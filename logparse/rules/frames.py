@@ -98,13 +98,21 @@ def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | No
     tbs, starts = _tracebacks(ctx)
     for i in range(bisect_right(starts, line), len(tbs)):  # no scan from the start, no copy
         tb = tbs[i]
-        if line < tb.line <= line + within:
+        if tb.line > line + 2 * within:
+            break
+        if _distance(ctx, line, tb.line) <= within:
             if rank and tb.rank and tb.rank != rank:
                 continue
             return tb
-        if tb.line > line + within:
-            break
     return None
+
+
+def _distance(ctx: RuleContext, line: int, later: int) -> int:
+    """How many lines `later` comes after `line`, counting only lines that hold text: blank lines
+    (a double-spaced paste, a blank line between two reports) do not separate them. A
+    double-spaced paste at most doubles a distance, hence the callers' `2 * within` bound."""
+    texts = ctx.log.texts
+    return 1 + sum(1 for n in range(line + 1, later) if n in texts)
 
 
 def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Traceback | None:
@@ -117,10 +125,10 @@ def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Trace
     tbs, starts = _tracebacks(ctx)
     for i in range(bisect_right(starts, end), len(tbs)):
         other = tbs[i]
-        if end < other.line <= end + within and other.exc_type is None and other.line not in ctx.claimed:
-            return other
-        if other.line > end + within:
+        if other.line > end + 2 * within:
             break
+        if _distance(ctx, end, other.line) <= within and other.exc_type is None and other.line not in ctx.claimed:
+            return other
     return None
 
 
