@@ -212,7 +212,9 @@ def _match_prefix(s: str) -> _Prefix | None:
                     m[5],
                     m.end(),
                 )
-            m = _PYLOG_C_RE.match(s)
+            # The bracketed-level and the pipe-separated formats have the same groups (date, time,
+            # fraction, level, logger); their separators after the date differ, so at most one matches.
+            m = _PYLOG_C_RE.match(s) or _PIPES_RE.match(s)
             if m:
                 return (
                     "python-logging",
@@ -236,19 +238,6 @@ def _match_prefix(s: str) -> _Prefix | None:
                     None,
                     m[4],
                     m[6],
-                    m.end(),
-                )
-            m = _PIPES_RE.match(s)
-            if m:
-                return (
-                    "python-logging",
-                    f"{m[1]} {m[2]}{_frac(m[3])}",
-                    None,
-                    None,
-                    None,
-                    None,
-                    m[4],
-                    m[5],
                     m.end(),
                 )
             m = _PYLOG_B_RE.match(s)
