@@ -14,6 +14,9 @@ through the real LALR parser; `tests/test_fast_path.py` proves both give identic
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.cache import FASTPATH_FORMAT, _cache_path, _safe_to_load
@@ -39,16 +42,45 @@ def build_lark(transformer: Any, *, strict: bool = False, cache: bool = True, te
     # and nobody else could have written it; otherwise build without a cache.
     if cache_file and os.path.lexists(cache_file) and not _safe_to_load(cache_file):
         cache_file = None
-    return Lark(
-        text,
-        parser="lalr",
-        lexer="contextual",
-        start=START_SYMBOLS,
-        transformer=transformer,
-        strict=strict,
-        maybe_placeholders=False,
-        cache=cache_file or False,
-    )
+    with _collision_check(strict):
+        return Lark(
+            text,
+            parser="lalr",
+            lexer="contextual",
+            start=START_SYMBOLS,
+            transformer=transformer,
+            strict=strict,
+            maybe_placeholders=False,
+            cache=cache_file or False,
+        )
+
+
+_BUILD_LOCK = threading.Lock()
+
+
+@contextmanager
+def _collision_check(strict: bool) -> Iterator[None]:
+    """Let lark compare terminals for overlaps (interegular) only in a strict build.
+
+    With interegular installed, lark checks every pair of terminals of every lexer state for a
+    common match, on every build: ~30 s of CPU for this grammar (20–90 s of wall time), which made
+    the first run after any grammar or code change, and the first run after an install, that slow.
+    Only a strict build acts on the result (a collision is an error: the tests build strict, so a
+    colliding grammar never ships); a non-strict build only logs it to lark's logger, which lark
+    keeps at CRITICAL. So a non-strict build turns the check off for its duration (lark's
+    `has_interegular` switch; a lark without it just runs the check). Builds are serialized so a
+    concurrent strict build in another thread never runs with the check off."""
+    with _BUILD_LOCK:
+        import lark.lexer
+
+        if strict or not getattr(lark.lexer, "has_interegular", False):
+            yield
+            return
+        lark.lexer.has_interegular = False
+        try:
+            yield
+        finally:
+            lark.lexer.has_interegular = True
 
 
 class LineParser:

@@ -3,13 +3,18 @@ the message catalog's parsed TOML (`read_data`/`write_data`: JSON, keyed by the 
 
 Only a folder and files owned by the user and not writable by others are read (lark's cache is a
 pickle: loading a planted one would run code); the key covers the grammar text, the installed lark
-and logdiag's own code, so another logdiag never reads this one's cache."""
+and logdiag's own code, so another logdiag never reads this one's cache.
+
+The key is made of *contents*, never of file dates: reinstalling the same logdiag (a new wheel, a
+fresh checkout, `touch`) keeps its cache, so the first run after an install does not rebuild lark's
+tables (which cost 20–90 s while lark still ran its collision check, see `build.build_lark`)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
+import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,31 +57,49 @@ def _safe_to_load(path: str) -> bool:
     return stat.S_ISREG(st.st_mode) and _owned_and_private(st)
 
 
+def content_key(parts: Iterable[bytes]) -> str:
+    """A checksum of `parts` (in order) for naming cache entries: CRC-32 and Adler-32 side by side
+    plus the total length, 64+ bits. Not a security boundary (the folder is private, see
+    `_private_folder`), only a name that changes with the content; zlib is already loaded by the
+    reader (gzip inputs), while hashlib would load OpenSSL (~10 ms of a short run's start-up)."""
+    crc, adler, size = 0, 1, 0
+    for part in parts:
+        # Each part's length goes in too, so moving bytes from one part to the next is another key.
+        head = f"{len(part)}:".encode()
+        crc = zlib.crc32(part, zlib.crc32(head, crc))
+        adler = zlib.adler32(part, zlib.adler32(head, adler))
+        size += len(part)
+    return f"{crc:08x}{adler:08x}{size:x}"
+
+
+def _read_bytes(file: str) -> bytes:
+    try:
+        with open(file, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
 def _cache_path(text: str, strict: bool) -> str | None:
     """The per-user cache file stem for this grammar, lark and logdiag (2–3× faster start-up)."""
     folder = _private_folder()
     if folder is None:
         return None
-    # Key the cache by the installed lark and by logdiag itself (its version and this module's
-    # file), without importing lark (that is what the cache saves): a package file's path, size
-    # and mtime change with every install, so another logdiag never reads this one's cache.
+    # Key the cache by the installed lark and by logdiag itself (its version and the code of the
+    # modules that shape the data), without importing lark (that is what the cache saves): lark's
+    # `__init__.py` holds its version. Contents, not paths or dates, so that reinstalling the same
+    # code keeps the cache (lark checks its own pickle's grammar, options and version on load).
     import importlib.util
 
     from logparse._version import __version__
 
     spec = importlib.util.find_spec("lark")
     origin = spec.origin if spec is not None and spec.origin else ""
-    ids = []
-    here = Path(__file__).resolve().parent
-    for file in (origin, *(str(here / name) for name in _KEYED_MODULES)):
-        try:
-            st = os.stat(file)
-            ids.append(f"{file}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            ids.append(file)
-    key = f"{FASTPATH_FORMAT}|{__version__}|{'|'.join(ids)}|{strict}|{text}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return str(folder / f"grammar-{digest}.lark-cache")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [f"{FASTPATH_FORMAT}|{__version__}|{strict}".encode(), _read_bytes(origin) if origin else b""]
+    parts += [_read_bytes(os.path.join(here, name)) for name in _KEYED_MODULES]
+    parts.append(text.encode("utf-8", "surrogatepass"))
+    return str(folder / f"grammar-{content_key(parts)[:20]}.lark-cache")
 
 
 def _data_path(folder: Path, name: str, key: str) -> str:

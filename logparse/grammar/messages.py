@@ -279,15 +279,12 @@ def _load_cached(texts: list[tuple[str, str]]) -> Catalog:
     made from these very texts (parsing the TOML took ~30 ms of a short run's start-up; loading
     JSON ~1 ms). The key is the content, not a file date: an edit is always seen. The entries are
     checked again on every load (`_from_docs`); a cached form that fails the checks is ignored."""
-    import hashlib
+    from logparse.grammar.cache import content_key, read_data, write_data
 
-    from logparse.grammar.cache import read_data, write_data
-
-    digest = hashlib.sha256(str(_CACHE_FORMAT).encode())
+    parts = [str(_CACHE_FORMAT).encode()]
     for family, text in texts:
-        digest.update(f"\0{family}\0{len(text)}\0".encode())
-        digest.update(text.encode("utf-8", "surrogatepass"))
-    key = digest.hexdigest()
+        parts += [family.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")]
+    key = content_key(parts)
     cached = read_data("messages", key)
     if isinstance(cached, list) and len(cached) == len(texts):
         try:
