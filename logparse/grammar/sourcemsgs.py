@@ -1,14 +1,25 @@
-"""SGLang's own log messages, as its source prints them: is an unparsed line one of them?
+"""Messages as their source prints them: is an unparsed line one of SGLang's, or of a library's?
 
 `grammars/source-messages/sglang.txt` holds the templates of every logging call, `print` and
 `warnings.warn` of 17 SGLang releases (0.1.20 … 0.5.23; `extract.py` there rebuilds it), `{}`
-marking a formatted value. A line the grammar has no rule for, but whose text is one of these
-templates, is SGLang's informational output and counts as recognized (`coverage.classify`); it
-stays an `Unparsed` line for everything else (no rule reads it, tracebacks may still claim it).
+marking a formatted value. The other files there (`torch.txt`, `transformers.txt`, `uvicorn.txt`,
+…) hold the same for the libraries SGLang runs on, whose output a real server log carries too
+(each file's header names the wheels it was read from). A line the grammar has no rule for, but
+whose text is one of these templates, is that program's informational output and counts as
+recognized (`coverage.classify`: kinds `sglang-source`, `library-source`); it stays an `Unparsed`
+line for everything else (no rule reads it, tracebacks may still claim it).
 
-Cost: only lines the grammar could not parse get here (rare lines). Templates are grouped by their
-first word and compiled into one alternation per word on first use; templates that start with a
-formatted value are tried only when their longest literal piece is in the line.
+Safeguards (the same for every file): a line must match a whole template (or be the cut head of
+one's literal start, at least MIN_CUT_PREFIX characters); a template that starts with a value is
+tried only when a literal piece of at least MIN_FLOATING_PIECE characters is in the line; a template
+whose literal text has fewer than MIN_LITERAL_ALNUM letters and digits (`{}: {}`, `Error {}`) is
+dropped when the index is built.
+
+Cost: only lines the grammar could not parse get here (rare lines), and the libraries' index is
+built only when a line is not one of SGLang's. Building an index is one pass of string splits;
+templates are grouped by their first word and compiled into one alternation per word on first use;
+templates that start with a value are keyed by a whole word of their longest literal piece, so a
+line looks up only the templates that share one of its words.
 """
 
 from __future__ import annotations
@@ -19,9 +30,11 @@ from functools import cache
 
 from logparse.grammar.resources import grammar_dir
 
-__all__ = ["SourceMessages", "is_cut_source_message", "is_source_message", "source_messages"]
+__all__ = ["LibraryMessages", "SourceMessages", "is_cut_library_message", "is_cut_source_message",
+           "is_library_message", "is_source_message", "library_messages", "source_messages"]
 
-TEMPLATES = ("source-messages", "sglang.txt")  # under the grammar folder
+FOLDER = "source-messages"  # under the grammar folder
+SGLANG = "sglang.txt"
 HOLE = "{}"
 # A line longer than this is not compared: a message is one line, a pasted blob is not, and the
 # lazy gaps of a template must not meet an unbounded line.
@@ -31,6 +44,11 @@ MAX_LINE = 1000
 MIN_FLOATING_PIECE = 12
 # A cut line must keep at least this much of a template's head to count as that message.
 MIN_CUT_PREFIX = 12
+# A template must say something: this many letters and digits outside its holes (as extract.py).
+MIN_LITERAL_ALNUM = 10
+# A key word of a floating template: a whole word of its longest piece.
+_WORD = re.compile(r"[A-Za-z0-9_]{4,}")
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 
 
 def _pieces(template: str) -> list[str]:
@@ -48,45 +66,74 @@ def _first_word(text: str) -> str:
     return text.split(" ", 1)[0]
 
 
+def _alnum(pieces: list[str]) -> int:
+    return sum(ch.isalnum() for p in pieces for ch in p)
+
+
+def _key_word(piece: str) -> str | None:
+    """The longest word that is whole inside `piece` whatever the holes around it hold: a word at
+    an edge of the piece may run on into the value next to it (`{}ing done`), so it is not used."""
+    words = _WORD.findall(piece)
+    if words and _WORD_CHAR.match(piece[0]) and piece.startswith(words[0]):
+        words = words[1:]
+    if words and _WORD_CHAR.match(piece[-1]) and piece.endswith(words[-1]):
+        words = words[:-1]
+    return max(words, key=len) if words else None
+
+
 class SourceMessages:
-    """The templates, indexed for one lookup per unparsed line. Building the index is one pass of
-    string splits (no regex is compiled until a line asks for its first word's templates)."""
+    """The templates of one program, indexed for one lookup per unparsed line. Building the index
+    is one pass of string splits (no regex is compiled until a line asks for its templates)."""
 
     def __init__(self, templates: list[str]) -> None:
         by_word: dict[str, list[str]] = {}
-        floating: list[tuple[str, str]] = []
+        floating: dict[str, list[tuple[str, str]]] = {}  # key word -> (longest piece, template)
+        unkeyed: list[tuple[str, str]] = []
         heads: list[str] = []
         for raw in templates:
             t = raw.strip()
             if not t or t.startswith("# "):
                 continue
             if "{" not in t:
+                if _alnum([t]) < MIN_LITERAL_ALNUM:
+                    continue
                 # A fixed message: its first word is literal and whole.
                 by_word.setdefault(_first_word(t), []).append(t)
                 heads.append(t)
                 continue
             pieces = _pieces(t)
+            if _alnum(pieces) < MIN_LITERAL_ALNUM:
+                continue  # only values and punctuation: it would match anything of its shape
             head = pieces[0]
-            heads.append(head.rstrip())
             if len(pieces) == 1 or " " in head:
                 # The first word is literal and whole (`Registering {} cuda graph addresses`): a
                 # line that starts with another word cannot be this one.
+                heads.append(head.rstrip())
                 by_word.setdefault(_first_word(head), []).append(t)
                 continue
+            if head.strip():
+                heads.append(head.rstrip())
             # Starts with a value, or the first word runs into one (`Load{} …`): try it only when
             # its longest literal piece is in the line.
             longest = max(pieces, key=len)
-            if len(longest.strip()) >= MIN_FLOATING_PIECE:
-                floating.append((longest, t))
+            if len(longest.strip()) < MIN_FLOATING_PIECE:
+                continue
+            key = _key_word(longest)
+            if key is None:
+                unkeyed.append((longest, t))
+            else:
+                floating.setdefault(key, []).append((longest, t))
         heads.sort()
         self._heads = heads
         self._sources = by_word
         self._compiled: dict[str, re.Pattern[str] | None] = {}
         self._floating = floating
+        self._unkeyed = unkeyed
         self._floating_compiled: dict[str, re.Pattern[str]] = {}
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._sources.values()) + len(self._floating)
+        return (sum(len(v) for v in self._sources.values()) + sum(len(v) for v in self._floating.values())
+                + len(self._unkeyed))
 
     def _for_word(self, word: str) -> re.Pattern[str] | None:
         try:
@@ -99,15 +146,8 @@ class SourceMessages:
             self._compiled[word] = pattern
         return pattern
 
-    def match(self, text: str) -> bool:
-        """Whether `text` (a message without its envelope) is one of SGLang's templates."""
-        text = text.strip()
-        if not text or len(text) > MAX_LINE:
-            return False
-        pattern = self._for_word(_first_word(text))
-        if pattern is not None and pattern.fullmatch(text):
-            return True
-        for piece, template in self._floating:
+    def _floating_match(self, text: str, candidates: list[tuple[str, str]]) -> bool:
+        for piece, template in candidates:
             if piece in text:
                 rx = self._floating_compiled.get(template)
                 if rx is None:
@@ -115,6 +155,21 @@ class SourceMessages:
                 if rx.fullmatch(text):
                     return True
         return False
+
+    def match(self, text: str) -> bool:
+        """Whether `text` (a message without its envelope) is one of the templates, whole."""
+        text = text.strip()
+        if not text or len(text) > MAX_LINE:
+            return False
+        pattern = self._for_word(_first_word(text))
+        if pattern is not None and pattern.fullmatch(text):
+            return True
+        if self._floating:
+            for word in set(_WORD.findall(text)):
+                candidates = self._floating.get(word)
+                if candidates and self._floating_match(text, candidates):
+                    return True
+        return self._floating_match(text, self._unkeyed)
 
     def is_cut_prefix(self, text: str) -> bool:
         """Whether `text` is the start of a template's literal head, cut short (an excerpt that ends
@@ -126,12 +181,44 @@ class SourceMessages:
         return i < len(self._heads) and self._heads[i].startswith(text) and self._heads[i] != text
 
 
+class LibraryMessages:
+    """The templates of every library file (one index per package, built on first use)."""
+
+    def __init__(self, packages: dict[str, list[str]]) -> None:
+        self.packages = {name: SourceMessages(lines) for name, lines in sorted(packages.items())}
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self.packages.values())
+
+    def which(self, text: str) -> str | None:
+        """The package whose template `text` is, or None."""
+        for name, messages in self.packages.items():
+            if messages.match(text):
+                return name
+        return None
+
+    def is_cut_prefix(self, text: str) -> bool:
+        return any(m.is_cut_prefix(text) for m in self.packages.values())
+
+
+def _read(name: str) -> list[str]:
+    path = grammar_dir() / FOLDER / name
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
 @cache
 def source_messages() -> SourceMessages:
     """The templates of grammars/source-messages/sglang.txt (read once, on the first unparsed line)."""
-    path = grammar_dir().joinpath(*TEMPLATES)
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    return SourceMessages(lines)
+    return SourceMessages(_read(SGLANG))
+
+
+@cache
+def library_messages() -> LibraryMessages:
+    """The templates of the other files of grammars/source-messages/ (read once, on the first
+    unparsed line that is not one of SGLang's messages)."""
+    folder = grammar_dir() / FOLDER
+    files = sorted(p for p in folder.glob("*.txt") if p.name != SGLANG) if folder.is_dir() else []
+    return LibraryMessages({p.stem: p.read_text(encoding="utf-8").splitlines() for p in files})
 
 
 def is_source_message(text: str) -> bool:
@@ -140,3 +227,11 @@ def is_source_message(text: str) -> bool:
 
 def is_cut_source_message(text: str) -> bool:
     return source_messages().is_cut_prefix(text)
+
+
+def is_library_message(text: str) -> bool:
+    return library_messages().which(text) is not None
+
+
+def is_cut_library_message(text: str) -> bool:
+    return library_messages().is_cut_prefix(text)

@@ -5,13 +5,27 @@ sentences; only lines that came back `Unparsed` get here, so common lines pay no
 Kinds (`Coverage.classified` counts them; the lines stay `Unparsed` for every other purpose, so
 tracebacks and commands still assemble across them):
 - `sglang-source`: a message SGLang's own source prints (`grammar/sourcemsgs.py`);
+- `library-source`: a message of a library SGLang runs on, as that library's source prints it
+  (torch, transformers, uvicorn, …: the other files of `grammars/source-messages/`);
+- `python-warning`: the location line Python's `warnings` module prints before a warning's
+  source line (`/path/file.py:12: UserWarning: …`): its shape is the `warnings` format, whoever warns;
+- `progress-bar`: a tqdm bar of any library (`desc: 42%|████ | 5/12 [00:01<00:02, 3.1it/s]`), with
+  or without the bar and the rate part (a paste drops the bar's block characters);
+- `test-runner`: pytest's and unittest's progress and summary lines (`tests/x.py::test_y PASSED
+  [ 50%]`, `==== 2 failed, 1 passed in 3.2s ====`, `Ran 3 tests in 0.52s`, `FAILED (errors=1)`);
+- `config-dump`: one setting printed as `name: value` / `name=value` (a config printed field by
+  field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value;
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`);
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
   `<details>` tags);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
   `env` dumps);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
-  `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`);
+  `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
+  the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
+  `2025-… NAME LEVEL file.py:12 msg`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
+  file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
+  a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`);
 - `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
@@ -22,7 +36,12 @@ tracebacks and commands still assemble across them):
 
 from __future__ import annotations
 
-from logparse.grammar.sourcemsgs import is_cut_source_message, is_source_message
+from logparse.grammar.sourcemsgs import (
+    is_cut_library_message,
+    is_cut_source_message,
+    is_library_message,
+    is_source_message,
+)
 from logparse.model.lazyre import lazy_compile
 
 __all__ = ["classify"]
@@ -67,6 +86,25 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|\[Router \((?:Python|Rust)\)\] "
     # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`
     r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w.-]+:\d+\] '
+    # `file.py:123 - msg` (a logger whose format is `%(filename)s:%(lineno)d - %(message)s`)
+    r"|[\w.-]+\.py:\d+ - \S"
+    # `2025-04-03 12:06:29,258 - __main__ - INFO - msg` (`%(asctime)s - %(name)s - %(levelname)s - …`)
+    r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? - [\w.<>-]+ - (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) -(?: |$)"
+    # `2025-12-10 05:50:30 NIXL INFO    _api.py:361 msg` (a named component, its level, the file)
+    r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? [A-Za-z][\w-]* +(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +[\w.-]+\.\w+:\d+ "
+    # `INFO [sglang_router] msg`, `WARNING [vllm.config] msg`
+    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \[[\w.-]+\] \S"
+    # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
+    # `[host:12796:1:13303] Caught signal 11 (…)`
+    r"|\[\d{9,}\.\d+\] \[[\w.-]+:\d+:\d+\] +[\w.-]+\.\w+:\d+ +[A-Z]{2,} +[A-Z]+ "
+    r"|\[[\w.-]+:\d+:\d+:\d+\] Caught signal \d+ \("
+    # An HTTP access line without uvicorn's level: `127.0.0.1:39394 - "POST /v1/x HTTP/1.1" 200 OK`,
+    # and the common log format `127.0.0.1 [28/May/2025:09:43:43 +0000] "GET /x HTTP/1.1" 200 262 …`
+    r'|(?:\d{1,3}\.){3}\d{1,3}(?::\d+)? - "[A-Z]+ \S+ HTTP/[\d.]+" \d{3}\b'
+    r'|(?:\d{1,3}\.){3}\d{1,3} (?:- - )?\[\d{2}/\w{3}/\d{4}:[\d:]+ [+-]\d{4}\] "[A-Z]+ \S+ HTTP/[\d.]+" \d{3} '
+    # Native backtrace frames: dmlc/ps-lite's `[bt] (1) lib.so(+0x5af51) [0x7fbad65e0f51]` and
+    # UCX's / glibc's ` 3  /usr/lib/libc.so.6(+0x1a07cd) [0x7fc0957437cd]` (the address ends it)
+    r"|(?:\[bt\] \(\d+\)|\d{1,3}) +\S+\.so[\w.-]*\([^)]*\) \[0x[0-9a-f]+\]\s*$"
 )
 # What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
 # or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
@@ -92,6 +130,47 @@ _LIBRARY_TEXT = lazy_compile(
 )
 
 
+# Python's `warnings.formatwarning`: `{filename}:{lineno}: {category}: {message}`. The category is a
+# class name ending in Warning (UserWarning, FutureWarning, torch's …Warning); a path before it.
+_PYTHON_WARNING = lazy_compile(r"(?:(?:[A-Za-z]:)?[\w./\\~-]+\.py|<[\w. ]+>):\d+: [A-Z]\w*Warning: \S")
+# tqdm's bar: `{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate}]`.
+# The percentage, then (the bar, which a paste may drop), then `n/total` or the `[elapsed<…` part;
+# a bar cut short after its percentage and bar keeps the `%|`.
+_PROGRESS_BAR = lazy_compile(
+    r"(?:.*?:)?\s*\d{1,3}%(?:\|[^|]*\|?)?\s*(?:\d+(?:\.\d+)?[kMG]?/\d+(?:\.\d+)?[kMG]?"
+    r"(?: \[[\d:?]+<[\d:?]*(?:,[^\]]*)?\]?)?\s*$|\[[\d:?]+<)"
+    r"|(?:.*?:)?\s*\d{1,3}%\|[^|]*$"
+)
+# pytest: `tests/test_x.py::test_y PASSED [ 50%]`, `PASSED tests/…::test_y`, its `==== … ====` rules
+# (`==== 2 failed, 1 passed in 3.21s ====`, `==== FAILURES ====`, `____ test_y ____`), `collected 3
+# items`; unittest: `Ran 3 tests in 0.521s`, `OK`, `FAILED (failures=1, errors=2)`, `test_y
+# (module.Class.test_y) ... ok`.
+_TEST_RUNNER = lazy_compile(
+    r"[\w./-]+\.py::\S+(?: (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*)?\s*$"
+    r"|(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) [\w./-]+\.py::\S"
+    r"|={5,} .* ={5,}\s*$|_{5,} .* _{5,}\s*$"
+    r"|collected \d+ items?\b"
+    r"|Ran \d+ tests? in \d+(?:\.\d+)?s\s*$"
+    r"|(?:OK|FAILED)(?: \((?:(?:failures|errors|skipped|expected failures|unexpected successes)=\d+(?:, )?)+\))?\s*$"
+    r"|\w+ \([\w.]+\)(?: \.\.\. (?:ok|FAIL|ERROR|skipped.*))\s*$"
+)
+# One setting printed as `name: value` or `name = value` / `name=value`: a lowercase identifier
+# (dotted, a call's `()` for `print(f"{x.size()=}")`), then a value. An exception line has a
+# class name (`ValueError: …`) and a message has words before any colon, so neither is this. The
+# value must not be empty and not the start of a sentence's clause (`note: see above` is text, but
+# as words after a lowercase name cannot be told from a value, only identifier-like names count:
+# `model_path: /x`, `quant_config: AWQConfig(…)`, `self.tree_cache.evictable_size()=0`).
+# `pip list` rows (`sgl-kernel      0.1.7`) are the same data in columns.
+_CONFIG_DUMP = lazy_compile(
+    r"(?:[a-z][a-z0-9]*_[a-z0-9_]*|[a-z][a-z0-9_]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[a-z][a-z0-9_]*\(\))"
+    r"(?::(?: \S.*)?| ?= ?\S.*)$"
+    r"|[a-z][a-z0-9]*=\S.*$"  # `command=python3 -m …`: a plain name with `=` right after it
+    r"|[A-Za-z0-9][\w.-]* {4,}\d+(?:\.[\w+]+)+\s*$"
+)
+# Fixed text other programs print that no envelope marks: glog before its initialisation.
+_FOREIGN_TEXT = lazy_compile(r"WARNING: Logging before InitGoogleLogging\(\) is written to STDERR\s*$")
+
+
 def classify(text: str) -> str | None:
     """The kind of a line the grammar did not parse (its message, envelope removed), or None."""
     body = text.strip()
@@ -107,10 +186,24 @@ def classify(text: str) -> str | None:
         return "foreign-logger"
     if _LIBRARY_TEXT.match(body):
         return "library-text"
+    if _FOREIGN_TEXT.match(body):
+        return "foreign-logger"
+    if _PYTHON_WARNING.match(body):
+        return "python-warning"
+    if _PROGRESS_BAR.fullmatch(body):
+        return "progress-bar"
+    if _TEST_RUNNER.match(body):
+        return "test-runner"
     if is_source_message(body):
         return "sglang-source"
+    if is_library_message(body):
+        return "library-source"
     if _CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body) or is_cut_source_message(body):
         return "cut-line"
     if _DATA.match(body):
         return "data"
+    if _CONFIG_DUMP.match(body):
+        return "config-dump"
+    if is_cut_library_message(body):
+        return "cut-line"
     return None
