@@ -16,10 +16,11 @@ stops logdiag. `LOGDIAG_NO_PLUGINS=1` skips plugins altogether.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
+from logparse.model.record import Record, record
 from logparse.rules import registry
 
 ENTRY_POINT_GROUP = "logdiag.rules"
@@ -36,8 +37,8 @@ def _is_kebab(name: str) -> bool:
     return all(p and p.isascii() and p.isalnum() and p == p.lower() for p in parts)
 
 
-@dataclass(frozen=True)
-class PluginProblem:
+@record  # frozen, keyword-only, without @dataclass's code generation at import
+class PluginProblem(Record):
     """A plugin, or one of its rules, that was not loaded, and why."""
 
     origin: str  # the distribution (or the entry point's value when it has none)
@@ -129,7 +130,8 @@ def load_plugins(*, force: bool = False) -> list[PluginProblem]:
         except Exception as err:  # noqa: BLE001 — a broken plugin must never stop logdiag
             for name in set(registry.REGISTRY) - before:
                 _unregister(name)
-            PROBLEMS.append(PluginProblem(origin, ep.value, None, f"{type(err).__name__}: {err}"))
+            PROBLEMS.append(PluginProblem(origin=origin, entry_point=ep.value, rule=None,
+                                          reason=f"{type(err).__name__}: {err}"))
             continue
         finally:
             registry._ORIGIN[0] = "logdiag"
@@ -140,7 +142,8 @@ def load_plugins(*, force: bool = False) -> list[PluginProblem]:
             problems = contract_problems(rule, fixtures)
             if problems:
                 _unregister(name)
-                PROBLEMS.append(PluginProblem(origin, ep.value, name, "; ".join(problems)))
+                PROBLEMS.append(PluginProblem(origin=origin, entry_point=ep.value, rule=name,
+                                              reason="; ".join(problems)))
                 continue
             registry.REGISTRY[name] = registry.BY_CODE[rule.code] = replace(rule, fixture_dir=str(fixtures))
     return PROBLEMS

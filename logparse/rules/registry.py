@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import Severity
+from logparse.model.record import Record, record
 
 if TYPE_CHECKING:
     from logparse.model.findings import Finding
@@ -23,8 +24,10 @@ FAMILIES = ("memory", "distributed", "hang", "kernels", "quantization", "specula
             "custom")  # custom: plugin rules that belong to no built-in family
 
 
-@dataclass(frozen=True)
-class Rule:
+# A record, not a @dataclass: the same frozen contract without generating its methods at import
+# (every run imports the registry).
+@record
+class Rule(Record):
     code: str  # MEM001 — stable, unique
     name: str  # cuda-oom — kebab-case, names the problem; the public identifier
     family: str
