@@ -706,6 +706,25 @@ def test_faulthandler_dump():
     ]
 
 
+def test_faulthandler_frames_are_outermost_first_like_a_traceback():
+    """faulthandler prints the crashing frame first; the Traceback keeps Python's order (outermost
+    first), so its last frame is where the thread was when the signal arrived."""
+    lines = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Current thread 0x00007f4858f86740 (most recent call first):",
+        '  File "/sgl/srt/distributed/device_communicators/pynccl_wrapper.py", line 351 in ncclCommInitRank',
+        '  File "/sgl/srt/distributed/device_communicators/pynccl.py", line 108 in __init__',
+        '  File "/sgl/srt/model_executor/model_runner.py", line 253 in init_torch_distributed',
+    ]
+    (tb,), _ = assemble(lines)
+    assert funcs(tb) == ["init_torch_distributed", "__init__", "ncclCommInitRank"]
+    # A Python traceback keeps the order it was printed in.
+    (py,), _ = assemble(["Traceback (most recent call last):", '  File "/a.py", line 1, in outer',
+                         '  File "/b.py", line 2, in inner', "ValueError: x"])
+    assert funcs(py) == ["outer", "inner"]
+
+
 def test_record_completes_as_soon_as_known():
     """feed() returns a traceback when the next line of its stream proves it complete."""
     asm = TracebackAssembler("x.log")

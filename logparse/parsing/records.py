@@ -443,7 +443,10 @@ class TracebackAssembler:
             process=rec.process,
             exc_type=rec.exc_type,
             message="\n".join(rec.message),
-            frames=tuple(rec.frames),
+            # faulthandler lists a thread's frames innermost first ("most recent call first"); a
+            # Traceback's frames are outermost first whatever printed them, so every consumer's
+            # "innermost frame" (the last one) is the crashing frame of a dump too.
+            frames=tuple(reversed(rec.frames)) if rec.faulthandler else tuple(rec.frames),
             chain=tuple(rec.chain),
             cut=rec.exc_type is None and not rec.faulthandler,
             headless=rec.headless,
