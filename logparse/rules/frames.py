@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from logparse.model.events import LaunchCommand, Traceback
+from logparse.model.events import KnownMessage, LaunchCommand, ShellSignal, Traceback
 from logparse.rules.context import RuleContext
 
 # Functions of SGLang's argument handling (ServerArgs and its _handle_* steps across 0.3–0.5.x,
@@ -150,3 +150,77 @@ def in_graph_capture(ctx: RuleContext, tb: Traceback | None) -> bool:
         return True
     messages = [tb.message, *(m for _, m in tb.chain)]
     return any(ctx.match("cuda-graph-capture-failed", m or "") is not None for m in messages)
+
+
+# ------------------------------------------------------------------ native crash dumps (faulthandler)
+
+# `Traceback.process` of a faulthandler thread dump (parsing/records.py), whose frames are stored
+# outermost first like any traceback: the last one is where the thread was when the signal came.
+FAULTHANDLER = "faulthandler"
+# How many lines back from a thread's dump its `Fatal Python error: …` line may be: the other
+# threads' dumps come first (faulthandler prints every thread, the crashing one marked `Current`).
+_DUMP_LINES = 512
+
+
+def _current_thread_lines(ctx: RuleContext) -> set[int]:
+    cached = ctx.__dict__.get("_current_threads")
+    if cached is None:
+        cached = ctx.__dict__["_current_threads"] = {
+            e.line for e in ctx.log.of(KnownMessage)
+            if e.code == "faulthandler-thread" and e.fields.get("current")
+        }
+    return cached  # type: ignore[no-any-return]
+
+
+def native_crash(ctx: RuleContext, tb: Traceback) -> ShellSignal | None:
+    """The fatal-signal line of the native-crash dump whose crashing thread `tb` is, else None.
+
+    Python's faulthandler, on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL), prints
+    `Fatal Python error: <signal>`, a blank line, then one dump per thread, the thread that received
+    the signal headed `Current thread 0x… (most recent call first):`. Only that thread crashed; the
+    others (`Thread 0x…`) are bystanders, and a dump with no fatal line before it (SIGUSR1,
+    `dump_traceback_later`) is a snapshot, not a crash. Structure only: the dump's header, the
+    lines between it and the fatal line (blank or other threads' dumps)."""
+    if tb.process != FAULTHANDLER or tb.line not in _current_thread_lines(ctx):
+        return None
+    signals = {e.line: e for e in ctx.log.of(ShellSignal)}
+    dumps = {t.line: t for t in ctx.log.of(Traceback) if t.process == FAULTHANDLER}
+    ends = {(t.end_line or t.line): t for t in dumps.values()}
+    texts = ctx.log.texts
+    n = tb.line - 1
+    while n > 0 and tb.line - n <= _DUMP_LINES:
+        if n in signals:
+            return signals[n]
+        if n in ends:
+            n = ends[n].line - 1  # another thread of the same dump
+            continue
+        if texts.get(n, "").strip():
+            return None  # other output between: not this dump's fatal line
+        n -= 1
+    return None
+
+
+def ends_at_native_crash(ctx: RuleContext, tb: Traceback) -> bool:
+    """A run of frames with no header and no exception line that ends right before a fatal-signal
+    line: the last thread of an earlier native-crash dump (another process's, whose first lines the
+    excerpt lost), not an exception — a Python traceback ends with its exception line."""
+    if not tb.headless or tb.exc_type is not None:
+        return False
+    signals = {e.line for e in ctx.log.of(ShellSignal)}
+    end = tb.end_line or tb.line
+    for n in range(end + 1, end + 4):  # a blank line or two may separate them
+        if n in signals:
+            return True
+        if ctx.log.texts.get(n, "").strip():
+            return False
+    return False
+
+
+def crashing_frame(tb: Traceback) -> str | None:
+    """`file.py:LINE in func` of the frame a native-crash dump's thread was in (its innermost
+    frame); None when the dump shows no complete frame (cut right after its header)."""
+    f = tb.frames[-1] if tb.frames else None  # printed first, so only a one-frame dump can cut it
+    if f is None or not f.func:
+        return None
+    where = f"{file_name(f.path)}:{f.lineno}" if f.lineno else file_name(f.path)
+    return f"{where} in {f.func}"
