@@ -135,3 +135,39 @@ def test_near_misses_are_decided_without_lalr() -> None:
             assert got == parser.parse_lalr(line), line
     assert fast.parse(lines[0]) is not None and fast.parse(lines[1]) is not None
     assert decided >= len(lines) // 2
+
+
+def test_combined_shapes_equal_lalr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `_COMBINE_AFTER` lines the shapes are tried as one combined regex: its branches must
+    give what the shapes one by one give, which is LALR's answer (and it must really be used)."""
+    import random
+
+    import logparse.grammar.fastpath as fastpath
+    from logparse.grammar.build import LineParser
+    from logparse.grammar.transform import LineTransformer
+
+    monkeypatch.setattr(fastpath, "_COMBINE_AFTER", 2048)
+    parser = LineParser(LineTransformer())
+    fast = parser.fast
+    assert fast is not None
+    rng = random.Random(1)
+    heads = ["Prefill batch, ", "Prefill batch [7], ", "Prefill batch(mixed #running-req: 5). "]
+    used = 0
+    for i in range(3000):
+        ts = f"2026-04-14 09:{i // 60 % 60:02d}:{i % 60:02d}"
+        lines = [
+            f"[{ts} TP{i % 2}] Decode batch, #running-req: {rng.randint(1, 64)}, #token: {rng.randint(1, 9999)}, "
+            f"token usage: {rng.random():.2f}, cuda graph: {rng.choice(['True', 'False'])}, "
+            f"gen throughput (token/s): {rng.random() * 3000:.2f}, #queue-req: {rng.randint(0, 9)}",
+            f"[{ts} TP0] {rng.choice(heads)}#new-seq: 1, #new-token: {rng.randint(1, 9000)}, #cached-token: 0, "
+            f"token usage: 0.31, #running-req: 40, #queue-req: 0, cuda graph: True, input throughput (token/s): 9.5",
+            f'[{ts}] INFO:     10.0.0.{i % 250}:5{i:04d} - "POST /generate HTTP/1.1" 200 OK',
+            f'[{ts}] INFO:     10.0.0.1:1 - "GET /x HTTP/1.1" 5',  # near-misses of every shape
+            f"[{ts} TP0] Decode batch, #running-req: {i}, cuda gra",
+            f"[{ts} TP0] Prefill batch, #new-seq: x, #new-token: 1",
+        ]
+        for line in lines:
+            if fast._combined is not None:
+                used += 1
+            assert parser.parse(line) == parser.parse_lalr(line), line
+    assert used > 1000 and len(fast._branches) >= 4

@@ -259,6 +259,11 @@ ALL_OPEN = ""
 # for start-up lines that never came back.
 _SHAPE_AFTER = 128
 _MAX_SHAPES = 6
+# After this many lines the shapes are tried as one combined regex (`FastPath._combine`): it takes
+# as long to compile as all the shapes together, which a short log should not pay twice.
+_COMBINE_AFTER = 8192
+# A numbered backreference (`\1`) would point at another group once patterns are combined.
+_NUMBERED_BACKREF = re.compile(r"(?<!\\)(?:\\\\)*\\[1-9]")
 
 
 @dataclass(slots=True)
@@ -269,6 +274,7 @@ class _Shape:
     hits: int = 0
     parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
     counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
+    lead: str = ""  # the part of `parts` up to and with the prefix (shared by shapes in a row)
 
 
 @dataclass(slots=True)
@@ -283,6 +289,10 @@ class _StatsShape:
     build: Callable[[tuple[str, ...]], dict[str, Any]]
     fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
     hits: int = 0
+    lead: str = ""  # as in _Shape
+    tail: str = ""  # the regex source after `lead`, before the signature
+    sig: str = ""  # the signature's regex source
+    nsig: int = 0  # the signature's groups (the last ones)
 
 
 class FastPath:
@@ -316,6 +326,11 @@ class FastPath:
         self._seen: dict[tuple[str, str | None, str, int], int] = {}
         self._parsed = 0
         self._any_prefix: re.Pattern[str] | None = None
+        # All shapes in one regex (see `_combine`); None: try them one by one.
+        self._combined: re.Pattern[str] | None = None
+        self._combined_key: tuple[int, ...] = ()
+        self._branches: dict[int, Callable[[re.Match[str]], Any]] = {}
+        self._compiled: dict[str, re.Pattern[str]] = {}  # the shape sets' order changes back and forth
 
     def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
         """Count a (line start, prefix, message start, alternative) combination; a frequent one
@@ -333,14 +348,20 @@ class FastPath:
             if weakest.hits >= n:
                 return
             self._shapes.remove(weakest)
+            self._combined = None
         parts = [f"(?={re.escape(char0)})"]
         if prefix is not None:
             earlier = self._start.earlier(char0, prefix)
             if earlier:
                 parts.append(f"(?!{'|'.join(earlier)})")
-            parts.append(f"(?P<pfx>{self._prefix_regexp[prefix]})(?={re.escape(char_msg)})")
+            # Atomic, like lark's lexer (and `_parse`): the prefix token is the first match, the
+            # message is never tried against a shorter or longer prefix.
+            parts.append(f"(?>(?P<pfx>{self._prefix_regexp[prefix]}))")
+            lead = "".join(parts)
+            parts.append(f"(?={re.escape(char_msg)})")
             earlier = self._after_prefix.earlier(char_msg, first)
         else:
+            lead = "".join(parts)
             earlier = self._start.earlier(char0, first)
         if earlier:
             parts.append(f"(?!{'|'.join(earlier)})")
@@ -348,7 +369,8 @@ class FastPath:
         parts.append(alt.src)
         # A new shape starts with the count that earned it, or the next hot combination would
         # evict it at once as "least used".
-        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head))
+        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head, lead=lead))
+        self._combined = None
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -370,6 +392,12 @@ class FastPath:
         self._parsed += 1
         if not self._parsed & 2047:
             self._decay()
+        combined = self._combined
+        if combined is not None:
+            m = combined.fullmatch(text)
+            if m is None:
+                return self._parse(text)
+            return self._branches[m.lastindex](m)  # type: ignore[index]
         for fused in self._stats_shapes:
             m = fused.regex.fullmatch(text)
             if m is not None:
@@ -393,6 +421,134 @@ class FastPath:
         self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
         self._shapes.sort(key=lambda s: -s.hits)
         self._stats_shapes.sort(key=lambda s: -s.hits)
+        if self._parsed >= _COMBINE_AFTER:
+            self._combine()
+
+    def _combine(self) -> None:
+        """All shapes as ONE regex, tried in the same order as the loop in `parse` (fused stats
+        shapes, then shapes): the alternation of the shapes, with the line start and prefix of
+        consecutive shapes that share them matched once. Python's alternation under `fullmatch`
+        takes the first branch that matches the whole line, which is what the loop takes; each
+        branch ends with an empty marker group, so `m.lastindex` names it. One C-level match
+        per line instead of one per shape tried, and the prefix is matched once."""
+        shapes: list[_Shape | _StatsShape] = [*self._stats_shapes, *self._shapes]
+        key = tuple(id(s) for s in shapes)
+        if self._combined is not None and key == self._combined_key:
+            return
+        self._combined = None
+        if not shapes:
+            return
+        sources = []
+        for s in shapes:
+            src = s.tail + s.sig if isinstance(s, _StatsShape) else s.alt.src
+            if "(?P=" in src or _NUMBERED_BACKREF.search(src):
+                return  # group numbers shift in the alternation: keep the loop
+            sources.append(src)
+        pieces: list[str] = []
+        branch_lead: list[int] = []  # which lead (prefix group p{r}) each branch uses
+        runs: list[tuple[str, list[str]]] = []
+        for i, (s, src) in enumerate(zip(shapes, sources, strict=True)):
+            if isinstance(s, _StatsShape):
+                # The signature's groups follow the marker b{i}s (they are the fused shape's last groups).
+                body = f"{s.tail.replace('(?P<k0>', f'(?P<b{i}k0>', 1)}(?P<b{i}s>){s.sig}"
+            else:
+                body = s.parts[len(s.lead):] + src.replace("(?P<k", f"(?P<b{i}k")
+            if not runs or runs[-1][0] != s.lead:
+                runs.append((s.lead, []))
+            runs[-1][1].append(f"{body}(?P<b{i}>)")
+            branch_lead.append(len(runs) - 1)
+        for r, (lead, bodies) in enumerate(runs):
+            pieces.append(f"{lead.replace('(?P<pfx>', f'(?P<p{r}>', 1)}(?:{'|'.join(bodies)})")
+        source = "|".join(pieces)
+        regex = self._compiled.get(source)
+        if regex is None:
+            try:
+                regex = re.compile(source)
+            except (re.error, RecursionError, OverflowError):
+                return  # too large or a pattern the alternation breaks: keep the loop
+            if len(self._compiled) >= 8:
+                self._compiled.clear()
+            self._compiled[source] = regex
+        index = regex.groupindex
+        branches: dict[int, Callable[[re.Match[str]], Any]] = {}
+        for i, s in enumerate(shapes):
+            pfx = index.get(f"p{branch_lead[i]}") if s.prefix is not None else None
+            if isinstance(s, _StatsShape):
+                first = index[f"b{i}s"] + 1
+                branches[index[f"b{i}"]] = self._stats_branch(s, pfx, index[f"b{i}k0"], tuple(range(first, first + s.nsig)))
+            else:
+                branches[index[f"b{i}"]] = self._shape_branch(s, pfx, tuple(index[f"b{i}{g}"] for g, _ in s.alt.kept))
+        self._combined, self._combined_key, self._branches = regex, key, branches
+
+    def _envelope(self, prefix: str, value: str) -> Any:
+        env = self._env_cache.get(value)
+        if env is None:
+            if len(self._env_cache) > 50_000:
+                self._env_cache.clear()
+            env = self._env_cache[value] = self._prefix[prefix]([_token(prefix, value)])
+        return env
+
+    def _shape_branch(self, shape: _Shape, pfx: int | None, groups: tuple[int, ...]) -> Callable[[re.Match[str]], Any]:
+        """What `_from_shape` does, for the shape's branch of the combined regex (group numbers)."""
+        alt = shape.alt
+        callback = alt.callback
+        plain_line = self._line_is_plain
+        line = self._line
+        envelope = self._envelope
+        prefix = shape.prefix
+        env_cache = self._env_cache
+        learn = alt.plain and alt.name in self._stats_callbacks
+        types = tuple(t for _, t in alt.kept)
+
+        def branch(m: re.Match[str]) -> Any:
+            shape.hits += 1
+            env = None
+            if pfx is not None:
+                value = m.group(pfx)
+                env = env_cache.get(value)
+                if env is None:
+                    env = envelope(prefix, value)  # type: ignore[arg-type]
+            if alt.plain:
+                tokens = [m.group(g) for g in groups]
+                partial = callback(tokens)
+                if learn:
+                    self._learn_stats(shape, tokens)
+            else:
+                partial = callback([_token(t, m.group(g)) for g, t in zip(groups, types, strict=True)])
+            if plain_line:
+                return env, partial[0], partial[1]
+            return line([env, partial] if env is not None else [partial])
+
+        return branch
+
+    def _stats_branch(self, fused: _StatsShape, pfx: int | None, k0: int,
+                      sig: tuple[int, ...]) -> Callable[[re.Match[str]], Any]:
+        """What `_from_stats_shape` does, for the fused shape's branch of the combined regex."""
+        build, fields = fused.build, fused.fields
+        plain_line = self._line_is_plain
+        line = self._line
+        envelope = self._envelope
+        prefix = fused.prefix
+        env_cache = self._env_cache
+        first, last = (sig[0], sig[-1]) if sig else (0, -1)
+        one = len(sig) == 1
+
+        def branch(m: re.Match[str]) -> Any:
+            fused.hits += 1
+            env = None
+            if pfx is not None:
+                value = m.group(pfx)
+                env = env_cache.get(value)
+                if env is None:
+                    env = envelope(prefix, value)  # type: ignore[arg-type]
+            # m.group(a, b, ...) is a tuple for two or more groups, the group itself for one.
+            values = (m.group(first),) if one else m.group(*range(first, last + 1)) if sig else ()
+            cls, kw = fields(m.group(k0), build(values))
+            if plain_line:
+                return env, cls, kw
+            return line([env, (cls, kw)] if env is not None else [(cls, kw)])
+
+        return branch
 
     def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
         shape.hits += 1
@@ -436,10 +592,13 @@ class FastPath:
             if weakest.hits >= n:
                 return
             self._stats_shapes.remove(weakest)
-        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
-        regex = re.compile(source)
+        tail = f"{shape.parts[len(shape.lead):]}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)"
+        sig_src = f"(?:{sig.regex.pattern})"
+        regex = re.compile(shape.lead + tail + sig_src)
         self._stats_shapes.append(
-            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n,
+                        lead=shape.lead, tail=tail, sig=sig_src, nsig=sig.regex.groups))
+        self._combined = None
 
     def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
         """The head and body terminal patterns of a two-token stats alternative."""
