@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import CppTerminate, Severity
+from logparse.model.events import CppTerminate, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import MessageHit, RuleContext
 from logparse.rules.errors import first_match
+from logparse.rules.frames import file_name
 from logparse.rules.registry import rule
 
 # The NCCL result families (grammars/messages/distributed.toml), most specific first, with the kind
@@ -86,6 +87,39 @@ def _return_chains(ctx: RuleContext) -> Iterator[Finding]:
                           lines=lines, data=data, stage=stage)
 
 
+# SGLang's (and vLLM's) ctypes binding of libnccl: each NCCL call is a method named after the C
+# function (`ncclCommInitRank`, `ncclAllReduce`, …) in this file, in every release.
+_PYNCCL_BINDING = "pynccl_wrapper.py"
+# The calls that create a communicator (SGLang makes them while its processes start).
+_INIT_CALLS = frozenset({"ncclGetUniqueId", "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll"})
+
+
+def _native_crashes(ctx: RuleContext) -> Iterator[Finding]:
+    """A faulthandler dump (`Fatal Python error: Segmentation fault` / `Current thread 0x… (most
+    recent call first):`) whose innermost frame is a call of the NCCL binding: the process died
+    inside libnccl — whatever signal, and with no Python exception to read."""
+    for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        if tb.process != "faulthandler" or not tb.frames:
+            continue
+        inner = tb.frames[-1]  # the crashing frame (records store a dump outermost first)
+        func = inner.func or ""
+        if file_name(inner.path) != _PYNCCL_BINDING or not func.startswith("nccl"):
+            continue
+        data: dict[str, Any] = {"kind": "native-crash", "nccl_call": func}
+        stage = None
+        if func in _INIT_CALLS:
+            data["during"] = "communicator-init"
+            stage = "startup"
+        yield ctx.finding(
+            "nccl-error",
+            f"NCCL error (native crash): the process died inside the NCCL call {func} (faulthandler dump, "
+            "no Python exception)",
+            "run with `NCCL_DEBUG=INFO` to see where NCCL fails; a crash while creating the communicator is "
+            "usually the GPU or driver environment (a vGPU or container without P2P / IPC support: test with "
+            "`NCCL_P2P_DISABLE=1`, `NCCL_SHM_DISABLE=1`) or an NCCL library that does not match the driver",
+            events=[tb], data=data, stage=stage)
+
+
 def _is_timeout(ctx: RuleContext, text: str) -> bool:
     return ctx.match("nccl-collective-timeout", text) is not None  # nccl-timeout's
 
@@ -124,6 +158,7 @@ def nccl_error(ctx: RuleContext) -> Iterator[Finding]:
     (`NCCL_IB_DISABLE=1` to test) or P2P (`NCCL_P2P_DISABLE=1` to test).
     """
     yield from _return_chains(ctx)
+    yield from _native_crashes(ctx)
     seen: set[int] = set()
     for r in ctx.raised():
         if r.event.line in seen or r.event.line in ctx.claimed or ctx.match("nccl-error", r.text) is None:

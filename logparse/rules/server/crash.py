@@ -9,12 +9,17 @@ from logparse.model.events import SchedulerDead, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
+from logparse.model.events import ShellSignal
 from logparse.rules.frames import (
+    FAULTHANDLER,
     SCHEDULER_LOOP_FUNCS,
+    crashing_frame,
+    ends_at_native_crash,
     first_sglang_frame,
     frame_funcs,
     in_graph_capture,
     in_sglang,
+    native_crash,
 )
 from logparse.rules.registry import rule
 
@@ -144,6 +149,25 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
     return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data)
 
 
+def _native_crash_finding(ctx: RuleContext, tb: Traceback, signal: ShellSignal, where: str) -> Finding:
+    """The crashing thread of a faulthandler dump: the process died on a fatal signal inside native
+    code called from `where` (its innermost frame), with no Python exception."""
+    funcs = set(frame_funcs(tb))
+    process = ("Scheduler" if funcs & (SCHEDULER_LOOP_FUNCS | {"event_loop_overlap_disagg_prefill"})
+               or any(f.path.replace("\\", "/").endswith("/managers/scheduler.py") for f in tb.frames) else None)
+    fatal = signal.text.strip()
+    sg = first_sglang_frame(tb)
+    via = f", called from {sg}" if sg and sg != where else ""
+    message = (f"{process or 'A process'} crashed natively ({fatal}) in {where}{via}: the process died on a "
+               "fatal signal without a Python exception")
+    remedy = ("a crash inside native code (a C/C++/CUDA extension) reached from the frame shown: note which library "
+              "that call enters (a kernel, NCCL, a tokenizer), check that the driver, torch, sgl-kernel and "
+              "flashinfer builds match each other, and report it upstream with this dump")
+    data: dict[str, Any] = {"exception": None, "frame": where, "sglang_frames": sglang_frames(tb),
+                            "process": process, "cut": False, "native": True, "signal": fatal}
+    return ctx.finding("scheduler-crash", message, remedy, events=[signal, tb], data=data)
+
+
 # The outermost frames of a program started from the command line (a console script, `python -m`).
 _TOP_LEVEL = frozenset({"<module>", "_run_module_as_main", "_run_code"})
 
@@ -155,6 +179,21 @@ def _main_process(tb: Traceback) -> bool:
     if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL:
         return False
     return not set(funcs) & (SCHEDULER_LOOP_FUNCS | _SERVER_PROCESS_FUNCS)
+
+
+def _unplaced_native_dump(tb: Traceback) -> bool:
+    """A faulthandler dump that shows no process and no place: a thread listing whose header was
+    cut off (its frames run most recent call first, so the module level — `<module>`, runpy's
+    entry — is its LAST frame, where a traceback has it first), or a `Current thread … (most recent
+    call first):` header cut before any whole frame. A process crashed natively, but not which."""
+    if tb.process == "faulthandler":
+        return not frame_funcs(tb)
+    if not tb.headless or tb.exc_type is not None or len(tb.frames) < 2:
+        return False
+    last = tb.frames[-1]
+    # A process's entry frame (runpy's, or multiprocessing's `python -c "…spawn_main(…)"`) listed
+    # last: only a most-recent-first dump lists it there (an import's `<module>` has a file path).
+    return last.func == "_run_module_as_main" or (last.func == "<module>" and last.path == "<string>")
 
 
 # Entry functions of SGLang's server processes (any release): below them the traceback is a server's.
@@ -196,10 +235,24 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
         if tb.exc_type in ("KeyboardInterrupt", "SystemExit"):
             continue
+        if tb.process == FAULTHANDLER:
+            # A thread dump: a crash only for the crashing thread of a fatal-signal dump, and it says
+            # where only when a frame is shown (a dump cut at its header names neither process nor place).
+            signal = native_crash(ctx, tb)
+            where = crashing_frame(tb)
+            if signal is not None and where is not None and signal.line not in ctx.claimed and not (
+                any(_tool_frame(f.path) for f in tb.frames) and not any(_server_frame(f.path) for f in tb.frames)
+            ):
+                yield _native_crash_finding(ctx, tb, signal, where)
+            continue
+        if ends_at_native_crash(ctx, tb):
+            continue  # the last thread of an earlier native-crash dump: frames, not an exception
         if tb.exc_type and ctx.match("parent-echo", tb.message.strip()) is not None:
             continue  # the main process echoing a child's failure
         if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
             continue  # waiting for a scheduler that is already reported dead
+        if _unplaced_native_dump(tb):
+            continue  # a native crash of some process, shown nowhere: nothing to name
         if _foreign(tb):
             continue  # another program's traceback (a Ray driver, a training loop): not a server process
         if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
