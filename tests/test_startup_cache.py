@@ -76,3 +76,26 @@ def test_a_failed_non_strict_build_restores_the_check() -> None:
     with pytest.raises(Exception):  # noqa: B017 — any lark grammar error
         build.build_lark(None, strict=False, cache=False, text="line: MISSING\nunparsed_line: MISSING\n")
     assert lark.lexer.has_interegular is True
+
+
+def test_the_catalog_prefilter_finds_the_same_candidates_before_and_after_its_full_trie(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short run uses the cheap trie of needle heads; a long one switches to the trie of whole
+    needles after _FULL_TRIE_AFTER texts. Both must give the same candidates on every sample."""
+    from logparse.grammar import messages
+
+    shipped = messages.catalog()
+    texts = [s for spec in shipped.specs.values() for s in spec.samples]
+    texts += [t.upper() for t in texts] + [t[5:] for t in texts] + ["nothing here", ""]
+    monkeypatch.setattr(messages, "_FULL_TRIE_AFTER", 2)
+    cat = messages.Catalog(dict(shipped.specs))
+    cat.candidates("warm-up")  # call 1: the heads' trie
+    heads_only = cat._prefilter[0]
+    early = [cat.candidates(t) for t in texts[:1]]  # call 2: the switch
+    assert cat._prefilter[0] is not heads_only
+    late = [cat.candidates(t) for t in texts]
+    fresh = messages.Catalog(dict(shipped.specs))
+    monkeypatch.setattr(messages, "_FULL_TRIE_AFTER", 10**9)
+    assert [fresh.candidates(t) for t in texts] == late
+    assert early == late[:1]
+    assert all(spec.code in cat.candidates(s) for spec in shipped.specs.values() for s in spec.samples)

@@ -146,6 +146,10 @@ def _trie_regex(words: Iterable[str]) -> re.Pattern[str]:
     return re.compile(emit(trie) or "(?!)")
 
 
+# Calls of `Catalog.candidates` after which the whole needles' trie is compiled (see _prefilter).
+_FULL_TRIE_AFTER = 2_000
+
+
 class CatalogError(ValueError):
     """A catalog file is malformed (a bug in logdiag's data, caught by the tests)."""
 
@@ -181,15 +185,29 @@ class Catalog:
             heads: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
             for needle, codes in by_needle.items():
                 heads.setdefault(needle[:3], []).append((needle, tuple(codes)))
-            cached = self.__dict__["_pf"] = (_trie_regex(by_needle), {k: tuple(v) for k, v in heads.items()})
+            # First a trie of the heads only: ~6x cheaper to compile than the trie of whole needles
+            # (~3 ms against ~15 ms, a short run classifies a few hundred texts) but ~1.7x slower a
+            # call (more hits to confirm). After _FULL_TRIE_AFTER calls the whole needles' trie
+            # replaces it. Both find every position where a needle starts: the same candidates.
+            self.__dict__["_pf_needles"] = list(by_needle)
+            self.__dict__["_pf_calls"] = 0
+            cached = self.__dict__["_pf"] = (_trie_regex(heads), {k: tuple(v) for k, v in heads.items()})
         return cached  # type: ignore[no-any-return]
+
+    def _union(self) -> tuple[re.Pattern[str], dict[str, tuple[tuple[str, tuple[str, ...]], ...]]]:
+        union, heads = self._prefilter
+        calls = self.__dict__["_pf_calls"] = self.__dict__["_pf_calls"] + 1
+        if calls == _FULL_TRIE_AFTER:
+            union = _trie_regex(self.__dict__["_pf_needles"])
+            self.__dict__["_pf"] = (union, heads)
+        return union, heads
 
     def candidates(self, text: str) -> set[str]:
         """Codes whose needles occur in `text` (case-insensitive): the only entries worth trying.
         One scan of the lowered text with a trie-shaped regex of all needles (shared prefixes
         factored out: measured 3.4x faster than a substring test per needle, which was itself 2.5x
         faster than a flat alternation); at each hit, the needles starting there are confirmed."""
-        union, heads = self._prefilter
+        union, heads = self._union()
         low = text.lower()
         out: set[str] = set()
         pos = 0
