@@ -10,7 +10,7 @@ from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import MessageHit, RuleContext
 from logparse.rules.errors import first_match
-from logparse.rules.frames import file_name
+from logparse.rules.frames import FAULTHANDLER, file_name, native_crash
 from logparse.rules.registry import rule
 
 # The NCCL result families (grammars/messages/distributed.toml), most specific first, with the kind
@@ -99,11 +99,16 @@ def _native_crashes(ctx: RuleContext) -> Iterator[Finding]:
     recent call first):`) whose innermost frame is a call of the NCCL binding: the process died
     inside libnccl — whatever signal, and with no Python exception to read."""
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
-        if tb.process != "faulthandler" or not tb.frames:
+        if tb.process != FAULTHANDLER or not tb.frames:
             continue
         inner = tb.frames[-1]  # the crashing frame (records store a dump outermost first)
         func = inner.func or ""
         if file_name(inner.path) != _PYNCCL_BINDING or not func.startswith("nccl"):
+            continue
+        # Only the thread that received the fatal signal crashed: another thread's listing, or a
+        # dump with no `Fatal Python error:` before it (a SIGUSR1 snapshot of a hang), is no crash.
+        signal = native_crash(ctx, tb)
+        if signal is None:
             continue
         data: dict[str, Any] = {"kind": "native-crash", "nccl_call": func}
         stage = None
@@ -112,12 +117,12 @@ def _native_crashes(ctx: RuleContext) -> Iterator[Finding]:
             stage = "startup"
         yield ctx.finding(
             "nccl-error",
-            f"NCCL error (native crash): the process died inside the NCCL call {func} (faulthandler dump, "
-            "no Python exception)",
+            f"NCCL error (native crash): the process died inside the NCCL call {func} "
+            f"({signal.text.strip()}; faulthandler dump, no Python exception)",
             "run with `NCCL_DEBUG=INFO` to see where NCCL fails; a crash while creating the communicator is "
             "usually the GPU or driver environment (a vGPU or container without P2P / IPC support: test with "
             "`NCCL_P2P_DISABLE=1`, `NCCL_SHM_DISABLE=1`) or an NCCL library that does not match the driver",
-            events=[tb], data=data, stage=stage)
+            events=[signal, tb], data=data, stage=stage)
 
 
 def _is_timeout(ctx: RuleContext, text: str) -> bool:
