@@ -37,8 +37,8 @@ _SERVING_FUNCS = frozenset({
 
 def traceback_phase(tb: Traceback) -> str:
     """'startup', 'serving' or 'unknown', from the frames and the header."""
-    if tb.process == "warmup":
-        return "startup"
+    if tb.process == "warmup" or (tb.process or "").endswith(" init"):
+        return "startup"  # the warmup request, or a child's failed initialisation (`router init state: …`)
     funcs = [f.func for f in tb.frames if f.func]
     if any(f in _SERVING_FUNCS for f in funcs):
         return "serving"

@@ -223,6 +223,12 @@ class FailureCallbacks:
         head = children[0]
         if head.type == "WARMUP_ERROR":
             process = "warmup"
+        elif head.type == "INIT_STATE_ERROR":
+            # The main process printing the traceback a child sent instead of "init ok" (0.1.x–0.2.x
+            # launch_server): `router init` / `controller init` / `detoken init`, a start-up failure.
+            text = str(head)
+            name = text.split("Initialization failed. ", 1)[-1].split("_init_state", 1)[0].split(" init state", 1)[0]
+            process = f"{name} init"
         else:
             process = str(head).split(" hit an exception", 1)[0]
         return ExceptionHeader, {"process": process, "rest": _text(children)}
