@@ -15,7 +15,6 @@ import os
 import stat
 import zlib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
@@ -24,14 +23,14 @@ FASTPATH_FORMAT = 5  # 4: JSON instead of a pickle; 5: open_firsts
 _KEYED_MODULES = ("build.py", "fastpath.py", "patterns.py", "cache.py")
 
 
-def _private_folder() -> Path | None:
+def _private_folder() -> str | None:
     """The per-user cache folder, only when it is safe to read from: owned by this user and not
     writable by group or others (then nobody else can plant or swap a file in it). Not the shared
     temp directory: another user could plant a cache file there."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(base) / "logdiag"
+    folder = os.path.join(base, "logdiag")  # os.path, not pathlib: pathlib costs start-up
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
         st = os.stat(folder)
     except OSError:
         return None
@@ -99,13 +98,13 @@ def _cache_path(text: str, strict: bool) -> str | None:
     parts = [f"{FASTPATH_FORMAT}|{__version__}|{strict}".encode(), _read_bytes(origin) if origin else b""]
     parts += [_read_bytes(os.path.join(here, name)) for name in _KEYED_MODULES]
     parts.append(text.encode("utf-8", "surrogatepass"))
-    return str(folder / f"grammar-{content_key(parts)[:20]}.lark-cache")
+    return os.path.join(folder, f"grammar-{content_key(parts)[:20]}.lark-cache")
 
 
-def _data_path(folder: Path, name: str, key: str) -> str:
+def _data_path(folder: str, name: str, key: str) -> str:
     # One file per key (its first 20 characters in the name): two checkouts with different
     # sources each keep their own instead of overwriting each other's on every run.
-    return str(folder / f"{name}-{key[:20]}.json")
+    return os.path.join(folder, f"{name}-{key[:20]}.json")
 
 
 def read_data(name: str, key: str) -> Any:
@@ -161,16 +160,18 @@ def write_data(name: str, key: str, data: Any) -> None:
 _PRUNE_AFTER_S = 7 * 24 * 3600
 
 
-def _prune(folder: Path, name: str) -> None:
+def _prune(folder: str, name: str) -> None:
     import time
 
     cutoff = time.time() - _PRUNE_AFTER_S
     try:
-        old = [p for p in folder.glob(f"{name}-*.json") if p.stat().st_mtime < cutoff]
+        files = [os.path.join(folder, n) for n in os.listdir(folder)
+                 if n.startswith(f"{name}-") and n.endswith(".json")]
     except OSError:
         return
-    for p in old:
+    for path in files:
         try:
-            p.unlink()
+            if os.stat(path).st_mtime < cutoff:
+                os.unlink(path)
         except OSError:
             pass

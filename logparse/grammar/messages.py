@@ -27,13 +27,14 @@ entry, so the prefilter never hides a match). Field conversions are total: a dam
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import field
 from functools import cache, lru_cache
 from typing import Any
 
-from logparse.grammar.resources import grammar_dir
+from logparse.grammar.resources import grammar_folder
 from logparse.model.record import Record, record
 
 FIELD_TYPES = ("str", "int", "float")
@@ -320,7 +321,10 @@ def _load_cached(texts: list[tuple[str, str]]) -> Catalog:
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
     """The shipped catalog (grammars/messages/*.toml), loaded once."""
-    folder = grammar_dir() / "messages"
-    files = sorted(folder.glob("*.toml")) if folder.is_dir() else []
-    texts = [(p.stem, p.read_text(encoding="utf-8")) for p in files]
+    folder = os.path.join(grammar_folder(), "messages")  # os.path: no pathlib at start-up
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".toml")) if os.path.isdir(folder) else []
+    texts = []
+    for name in names:
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            texts.append((name[: -len(".toml")], fh.read()))
     return _load_cached(texts)

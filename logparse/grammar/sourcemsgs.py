@@ -24,11 +24,12 @@ line looks up only the templates that share one of its words.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left
 from functools import cache
 
-from logparse.grammar.resources import grammar_dir
+from logparse.grammar.resources import grammar_folder
 
 __all__ = ["LibraryMessages", "SourceMessages", "is_cut_library_message", "is_cut_source_message",
            "is_library_message", "is_source_message", "library_messages", "source_messages"]
@@ -202,8 +203,12 @@ class LibraryMessages:
 
 
 def _read(name: str) -> list[str]:
-    path = grammar_dir() / FOLDER / name
-    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    # os.path, not pathlib: pathlib (with urllib.parse and ipaddress) costs a short run's start-up.
+    path = os.path.join(grammar_folder(), FOLDER, name)
+    if not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().splitlines()
 
 
 @cache
@@ -216,9 +221,9 @@ def source_messages() -> SourceMessages:
 def library_messages() -> LibraryMessages:
     """The templates of the other files of grammars/source-messages/ (read once, on the first
     unparsed line that is not one of SGLang's messages)."""
-    folder = grammar_dir() / FOLDER
-    files = sorted(p for p in folder.glob("*.txt") if p.name != SGLANG) if folder.is_dir() else []
-    return LibraryMessages({p.stem: p.read_text(encoding="utf-8").splitlines() for p in files})
+    folder = os.path.join(grammar_folder(), FOLDER)
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".txt") and n != SGLANG) if os.path.isdir(folder) else []
+    return LibraryMessages({n[: -len(".txt")]: _read(n) for n in names})
 
 
 def is_source_message(text: str) -> bool:

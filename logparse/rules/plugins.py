@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from logparse.model.record import Record, record
 from logparse.rules import registry
+
+if TYPE_CHECKING:
+    from pathlib import Path  # imported where used: pathlib costs a short run's start-up
 
 ENTRY_POINT_GROUP = "logdiag.rules"
 
@@ -77,6 +80,8 @@ def _fixture_root(obj: object) -> Path | None:
         import sys
 
         module_file = getattr(sys.modules.get(module_name or ""), "__file__", None)
+    from pathlib import Path
+
     return Path(module_file).resolve().parent / "fixtures" if module_file else None
 
 
