@@ -51,7 +51,15 @@ def clean(s: str, no: int, report: ReadReport, unwrap: Unwrapper, ansi: bool) ->
             report.ansi_stripped += 1
             s = s2
     w: Wrapper | None = None
-    if s[:1] != "[" or s[11:12] == "T" or s[1:2].isalpha():  # `[sglang]   | …`: a bracketed service
+    if (
+        s[:1] != "["
+        or s[11:12] == "T"
+        or s[1:2].isalpha()  # `[sglang]   | …`: a bracketed service
+        # Tags that always hold a '<' (so their lines are cleaned here): Open MPI's
+        # `[1,0]<stderr>:` (no date) and a launcher's `[date time] [prog@<node,rank>]:`.
+        or s[5:6] != "-"
+        or s[20:23] == "] ["
+    ):
         w, s = unwrap(s)
         if w is not None:
             report.wrapped += 1

@@ -90,6 +90,22 @@ _INDENTED_RECORD_RE = lazy_compile(
     r"|Traceback \(most recent call last\):|\((?:\w+ )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )"
 )
 
+# Open MPI's `mpirun --tag-output`: `[jobid,rank]<stdout>:` (or `<stderr>:`, `<stddiag>:`) glued to
+# the line; with `--timestamp-output` a ctime stamp is glued before it:
+# `Thu Jan 23 11:55:50 2025[1,1]<stderr>:    scheduler.event_loop_overlap()`. A line cut
+# right after the tag has no colon.
+_OMPI_TAG = r"\[(\d+),(\d+)\]<(?:stdout|stderr|stddiag)>(?::|$)"
+_OMPI_RE = lazy_compile(_OMPI_TAG)
+_OMPI_TS_RE = lazy_compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) "
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]?\d) (\d{2}:\d{2}:\d{2}) (\d{4})"
+    + _OMPI_TAG
+)
+# A launcher that stamps and tags every line of the command it runs, per node and rank:
+# `[2025-12-08 15:20:22] [/bin/sh@<0,0>]:   File "…"`. SGLang's own untagged envelope is
+# `[date time] message`; the `[program@<n,n>]:` tag after it is what tells them apart.
+_LAUNCHER_TAG_RE = lazy_compile(r"\[" + _DATE + r"\] \[([^\]\s@]+)@<(\d+),(\d+)>\]: ?")
+
 _MONTHS = {
     m: i + 1
     for i, m in enumerate(
@@ -159,7 +175,18 @@ def _match_prefix(s: str) -> _Prefix | None:
             if m:
                 return ("docker-compose", None, m[1], None, None, None, None, None, m.end())
             return None
+        if s[5:6] != "-":
+            # Not a date: an Open MPI rank tag or nothing (an SGLang envelope starts `[YYYY-`).
+            m = _OMPI_RE.match(s)
+            if m:
+                return ("open-mpi", None, f"{m[1]},{m[2]}", None, None, None, None, None, m.end())
+            return None
         if s[11:12] != "T":
+            if s[20:23] == "] [" and "@<" in s[22:96]:
+                m = _LAUNCHER_TAG_RE.match(s)
+                if m:
+                    tag = f"{m[3]}@{m[4]},{m[5]}"
+                    return ("launcher-tag", f"{m[1]} {m[2]}", tag, None, None, None, None, None, m.end())
             return None
         m = _BRACKET_ISO_RE.match(s)
         if m:
@@ -254,6 +281,11 @@ def _match_prefix(s: str) -> _Prefix | None:
                     m.end(),
                 )
     elif c.isupper():
+        if s[3:4] == " " and "[" in s[23:25]:
+            m = _OMPI_TS_RE.match(s)
+            if m:
+                ts = f"{m[4]}-{_MONTHS[m[1]]:02d}-{int(m[2]):02d} {m[3]}"
+                return ("open-mpi", ts, f"{m[5]},{m[6]}", None, None, None, None, None, m.end())
         mon = _MONTHS.get(s[:3])
         if mon is not None and s[3:4] == " ":
             m = _JOURNALD_RE.match(s)
@@ -283,9 +315,27 @@ def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
         return f"docker:{container}"
     if kind == "cri":
         return f"cri:{container}"
+    if kind == "open-mpi":
+        # One rank's stdout and stderr are one writer: a traceback may span both.
+        return f"mpi:{container}"
+    if kind == "launcher-tag":
+        return f"tag:{container}"
     if pid is not None:
         return f"pid:{pid}"
     return ""
+
+
+def _is_envelope(s: str) -> bool:
+    """`s` starts like an SGLang envelope (`[date time …]`), not like a bracketed wrapper: a
+    `[service]  | ` compose prefix, an `[ISO]` stamp, Open MPI's `[1,0]<stderr>:` or a
+    launcher's `[date time] [prog@<n,n>]:` tag."""
+    return (
+        s[:1] == "["
+        and s[11:12] != "T"
+        and not s[1:2].isalpha()
+        and s[5:6] == "-"
+        and s[20:23] != "] ["
+    )
 
 
 # Kinds whose prefix text is the same on every line of one writer (no timestamp): safe to
@@ -331,7 +381,7 @@ class Unwrapper:
             self.indent = ""  # an unindented line: the code block has ended
         if s.startswith(self.last_text):
             rest = s[self.last_len :]
-            if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
+            if _is_envelope(rest):
                 return self.last_wrapper, rest
         first = _match_prefix(s)
         if first is None:
@@ -341,7 +391,7 @@ class Unwrapper:
         kind = first[0]
         while kind not in _TERMINAL_KINDS and len(prefixes) < 6:
             rest = s[pos:]
-            if rest[:1] == "[" and rest[11:12] != "T" and not rest[1:2].isalpha():
+            if _is_envelope(rest):
                 break  # an SGLang envelope: the grammar takes it from here
             nxt = _match_prefix(rest)
             # docker-compose is always outermost (but for the markdown quote of a paste around

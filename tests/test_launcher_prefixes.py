@@ -1,0 +1,105 @@
+"""Launcher prefixes on every line (issue 9): Open MPI's `--tag-output` / `--timestamp-output`
+tags and a launcher's `[date time] [prog@<node,rank>]:` tag, stripped like any capture tool's.
+
+Lines are quoted from public threads: fixtures/corpus/dev/f-012 (sgl-project/sglang#3065, mpirun
+with timestamps), fixtures/corpus/dev/f-042 (sgl-project/sglang#14691, the `/bin/sh@<0,0>` tag);
+the bare `[1,0]<stderr>:` tag is Open MPI's form without `--timestamp-output` (as pasted in
+public tracebacks such as `[1,0]<stderr>:Traceback (most recent call last):`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logparse.io.wrappers import Unwrapper
+from logparse.model.events import Traceback
+from logparse.parsing.pipeline import parse_file
+from tests.conftest import FIXTURES
+
+F012 = "Thu Jan 23 11:55:50 2025[1,1]<stderr>:    scheduler.event_loop_overlap()"
+F042 = ('[2025-12-08 15:20:22] [/bin/sh@<0,0>]:   File "/sgl-workspace/sglang/python/sglang/srt/'
+        'layers/attention/flashmla_backend.py", line 410, in forward_extend')
+
+WRAPPED = [
+    (F012, "open-mpi", "mpi:1,1", "2025-01-23 11:55:50", "    scheduler.event_loop_overlap()"),
+    # the same line cut right after the tag (f-012's last line)
+    ("Thu Jan 23 11:55:50 2025[1,1]<stderr>", "open-mpi", "mpi:1,1", "2025-01-23 11:55:50", ""),
+    ("[1,0]<stderr>:Traceback (most recent call last):", "open-mpi", "mpi:1,0", None,
+     "Traceback (most recent call last):"),
+    # a CI's ISO stamp around Open MPI's tag
+    ("2026-08-03T09:47:01Z [1,0]<stdout>:[2025-01-23 11:55:50 TP1] Load weight begin. avail mem=78.31 GB",
+     "open-mpi", "mpi:1,0", "2026-08-03 09:47:01",
+     "[2025-01-23 11:55:50 TP1] Load weight begin. avail mem=78.31 GB"),
+    (F042, "launcher-tag", "tag:/bin/sh@0,0", "2025-12-08 15:20:22",
+     '  File "/sgl-workspace/sglang/python/sglang/srt/layers/attention/flashmla_backend.py", '
+     "line 410, in forward_extend"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "stream", "ts", "rest"), WRAPPED)
+def test_launcher_tags_are_stripped(line: str, kind: str, stream: str, ts: str | None, rest: str) -> None:
+    w, got = Unwrapper()(line)
+    assert w is not None and (w.kind, w.stream, w.ts) == (kind, stream, ts)
+    assert got == rest
+
+
+NOT_WRAPPED = [
+    # SGLang's own envelopes, untagged and tagged, whose message starts with a bracket
+    "[2025-12-08 15:20:22] [Rank 0] HiCacheHF3FS Client Initializing: file_path=/x.bin",
+    "[2025-12-25 09:59:20 TP0] [Rank 0] HiCacheHF3FS Client Initializing: file_path=/x.bin",
+    # a message that names a tag-like text but is not one
+    "[2025-12-08 15:20:22] [worker@host]: <stderr> was closed",
+    "[12:00:01] [1,0] done",
+    "Thu Jan 23 11:55:50 2025 [1,1] <stderr>: spaced, not Open MPI's glued tag",
+]
+
+
+@pytest.mark.parametrize("line", NOT_WRAPPED)
+def test_lookalikes_are_left_alone(line: str) -> None:
+    w, got = Unwrapper()(line)
+    assert w is None and got == line
+
+
+def _parse(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    log = tmp_path / "x.log"
+    log.write_text(text, encoding="utf-8")
+    return parse_file(str(log))
+
+
+def test_open_mpi_tagged_scheduler_traceback_is_one_record(tmp_path: Path) -> None:
+    # f-012's frames, completed with a header and an exception line, under the mpirun tag.
+    tag = "Thu Jan 23 11:55:50 2025[1,1]<stderr>:"
+    body = [
+        "[2025-01-23 11:55:50 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 1816, in run_scheduler_process',
+        "    scheduler.event_loop_overlap()",
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/utils/_contextlib.py", line 116, in decorate_context',
+        "    return func(*args, **kwargs)",
+        '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 489, in event_loop_overlap',
+        "    result = self.run_batch(batch)",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ]
+    parsed = _parse(tmp_path, "".join(tag + x + "\n" for x in body))
+    (tb,) = parsed.of(Traceback)
+    assert tb.exc_type == "RuntimeError" and tb.rank == "TP1"
+    assert [f.func for f in tb.frames][-1] == "event_loop_overlap"
+    assert parsed.coverage.unparsed == 0
+
+
+def test_dev_cases_with_launcher_tags_are_fully_read() -> None:
+    for name in ("f-012", "f-042"):
+        parsed = parse_file(str(FIXTURES / "corpus" / "dev" / f"{name}.log"))
+        assert parsed.coverage.unparsed == 0, name
+        assert parsed.of(Traceback), name
+
+
+@pytest.mark.parametrize("outer", ["sglang-1  | ", "(SGLangEngine pid=1234) ", "2025-12-08T15:20:22.000000420Z "])
+def test_launcher_tags_inside_a_capture_tools_prefix(outer: str) -> None:
+    u = Unwrapper()
+    for _ in range(2):  # the second line takes the repeated-prefix memo
+        w, got = u(outer + F042)
+        assert w is not None and w.stream == "tag:/bin/sh@0,0" and got.startswith('  File "')
+        w, got = u(outer + F012)
+        assert w is not None and w.stream == "mpi:1,1" and got == "    scheduler.event_loop_overlap()"
