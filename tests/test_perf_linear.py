@@ -4,7 +4,8 @@ A small failure-heavy log (stats and access lines with multi-rank tracebacks, wa
 lines interleaved between them) is analysed at two sizes, 4x apart, with the expensive primitives
 counted: Python function calls in logparse (every rule, view, renderer and helper), events handed
 out by `ParsedLog.of`, index rebuilds, lines that fall back to the LALR parser, catalog
-classifications and catalog matches, lines re-read for evidence. Each count may grow at most as
+prefilter passes (candidates) and catalog matches, lines re-read for evidence, redaction
+scans of output strings. Each count may grow at most as
 fast as the input (with a margin for the fixed start-up part being smaller in relative terms, the
 ratio of a linear step is below 4); a step that scans all events per event or per finding grows
 ~16x and fails. Wall time is never asserted (a shared 2-core machine is not a stopwatch).
@@ -121,8 +122,11 @@ def counting() -> Iterator[Counter[str]]:
     from logparse.engine import evidence
 
     _wrap(counts, "evidence lines re-read", evidence, "fetch_lines", len, patches)  # its own import
+    from logparse.render.redact import Redactor
+
+    _wrap(counts, "redaction scans", Redactor, "_spans", None, patches)
     cat = catalog()
-    _wrap(counts, "catalog classify", type(cat), "classify", None, patches)
+    _wrap(counts, "catalog candidates", type(cat), "candidates", None, patches)
     _wrap(counts, "catalog match", MessageSpec, "match", None, patches)
     root = str(Path(pipeline.__file__).parents[1])
 
@@ -163,7 +167,8 @@ def counted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Counter[str], Cou
 
 
 PRIMITIVES = ["logparse calls", "ParsedLog.of events", "ParsedLog.of calls", "ParsedLog.reindex",
-              "LALR fallbacks", "evidence lines re-read", "catalog classify", "catalog match"]
+              "LALR fallbacks", "evidence lines re-read", "catalog candidates", "catalog match",
+              "redaction scans"]
 
 
 @pytest.mark.parametrize("primitive", PRIMITIVES)
@@ -178,7 +183,7 @@ def test_the_log_exercises_the_expensive_paths(counted: tuple[Counter[str], Coun
     """The counts are not vacuous: the log has events, evidence, catalog lines and calls."""
     small, large = counted
     for primitive in ["logparse calls", "ParsedLog.of events", "evidence lines re-read",
-                      "catalog classify", "catalog match"]:
+                      "catalog candidates", "catalog match", "redaction scans"]:
         assert small[primitive] > 0 and large[primitive] > small[primitive], (primitive, small, large)
 
 

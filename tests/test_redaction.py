@@ -359,6 +359,33 @@ def test_a_long_launch_command_is_one_string_scanned_a_bounded_number_of_times()
     assert MASK in r2.text(many) and r2.scans == 2 and r2.counts["secret-flag"] == 5000
 
 
+def test_a_repeated_string_is_scanned_once_and_counted_every_time() -> None:
+    """Output documents repeat strings (keys, ranks, the same traceback on every rank): each
+    distinct string is scanned once per redactor, yet every occurrence is masked and counted."""
+    secret = "curl -H 'Authorization: Bearer QwXrepeatedSecret1234' http://x"
+    doc = [{"text": secret, "rank": f"TP{i % 4}", "line": i} for i in range(1000)]
+    r = Redactor()
+    out = r.data({"items": doc})
+    assert all("QwXrepeatedSecret1234" not in item["text"] for item in out["items"])
+    assert r.counts["bearer-token"] == 1000
+    # distinct strings: the secret, 4 ranks, 4 keys (items, text, rank, line) — two scans each
+    # (the list of dicts is no list of strings, so no joined-words pass)
+    assert r.scans == 2 * (1 + 4 + 4), r.scans
+    fresh = Redactor()
+    assert [fresh.data(item) for item in doc] == out["items"] and fresh.counts == r.counts
+
+
+def test_a_pem_block_across_lines_is_not_taken_from_the_memo() -> None:
+    """Inside a PEM block a line is masked whole whatever it says: the memo of a line seen outside
+    the block must not leak it, nor a line seen inside the block be reused outside."""
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"
+    lines = ["plain text", "-----BEGIN PRIVATE KEY-----", "plain text", body, "-----END PRIVATE KEY-----", "plain text"]
+    r = Redactor()
+    out = r.lines(lines)
+    assert out[0] == "plain text" and out[2] == MASK and out[3] == MASK and out[5] == "plain text"
+    assert r.text("plain text") == "plain text" and r.counts["private-key"] == 1
+
+
 def test_every_alternative_starts_with_a_literal() -> None:
     """Every alternative starts with a literal, so the engine skips ahead in C to the next place a
     secret can start (an edit that loses this makes every output tens of times slower)."""

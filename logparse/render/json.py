@@ -22,7 +22,7 @@ def document(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, 
         total.update(f["redactions"])
     doc: dict[str, Any] = {"logdiag_version": __version__, "files": files, "redactions": dict(sorted(total.items()))}
     if errors:
-        doc["input_errors"] = clean_document(list(errors), redact)[0]
+        doc["input_errors"] = clean_document(clean(list(errors)), redact)[0]
     return doc
 
 
@@ -31,4 +31,6 @@ def dumps(obj: Any) -> str:
 
 
 def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, redact: bool = True) -> str:
-    return dumps(document(analyses, errors, redact=redact))
+    # `document` is JSON-safe already (each part went through `clean`, and the sanitizer's copy
+    # keeps it so): no second walk of a document that holds every error and finding.
+    return json.dumps(document(analyses, errors, redact=redact), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

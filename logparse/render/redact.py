@@ -21,6 +21,7 @@ import bisect
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 MASK = "[REDACTED]"
@@ -149,6 +150,9 @@ def _combined(alternatives: list[tuple[str, str]], base: int) -> tuple[re.Patter
 
 _SCANNERS: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 _GROUP_KIND: dict[str, str] = {}
+# The redaction memo: strings up to this length, this many distinct ones (bounds its memory).
+_MEMO_LENGTH = 4096
+_MEMO_SIZE = 50_000
 _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
 _NOT_SECRET = frozenset({"", "''", '""', "none", "null", "true", "false", "nil", "undefined", MASK.lower()})
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
@@ -208,6 +212,8 @@ class Redactor:
         self.scans = 0
         self._pem_open = False  # inside a PEM block that an earlier line of the same list opened
         self._flow = 0  # > 0 while walking the lines of a list (the only place a PEM block spans)
+        # string → (redacted, kinds masked, PEM block left open) for strings seen outside a PEM block
+        self._memo: dict[str, tuple[str, tuple[str, ...], bool]] = {}
 
     @property
     def total(self) -> int:
@@ -253,22 +259,41 @@ class Redactor:
                 return MASK  # counted once, at its BEGIN line
             self._pem_open = False
             value = (MASK if value[: closed.start()].strip() else "") + value[closed.start() :]
+            out, kinds = self._redact(value)
+        else:
+            # Outside a PEM block the result is a function of the string alone (its text, the
+            # kinds it masks, whether it leaves a PEM block open), and output documents repeat
+            # strings by the thousand (keys, ranks, exception types, the same traceback on every
+            # rank): each distinct string is scanned once per redactor.
+            memo = self._memo.get(value)
+            if memo is None:
+                out, kinds = self._redact(value)
+                if len(value) <= _MEMO_LENGTH:
+                    if len(self._memo) >= _MEMO_SIZE:
+                        self._memo.clear()
+                    self._memo[value] = (out, kinds, self._pem_open)
+            else:
+                out, kinds, self._pem_open = memo
+        for kind in kinds:
+            self.counts[kind] += 1
+        return out
+
+    def _redact(self, value: str) -> tuple[str, tuple[str, ...]]:
+        """(the string with its secrets masked, the kind of each mask); may open a PEM block."""
         spans = self._spans(value)
         if not spans:
             if _pem_body(value):
                 self.scans += 1
-                self.counts["private-key"] += 1
-                return MASK
-            return value
+                return MASK, ("private-key",)
+            return value, ()
         out: list[str] = []
         pos = 0
-        for start, end, repl, kind in spans:
-            self.counts[kind] += 1
+        for start, end, repl, _kind in spans:
             out.append(value[pos:start])
             out.append(repl)
             pos = end
         out.append(value[pos:])
-        return "".join(out)
+        return "".join(out), tuple(span[3] for span in spans)
 
     def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
         """The secrets in `value` as sorted, non-overlapping (start, end, replacement, kind)."""
@@ -383,6 +408,7 @@ _SECRET_KEY = re.compile(
 _SECRET_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_(?:TOKEN|SECRET|PASSWORD|PASSWD|KEY)$")
 
 
+@lru_cache(maxsize=4096)  # a document's keys are a few hundred names, asked thousands of times
 def is_secret_key(name: str) -> bool:
     """Whether a key name (server arg, flag, env var; `env.HF_TOKEN` as flattened for CSV) names a secret."""
     name = name.rsplit(".", 1)[-1].lstrip("-").strip()

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 E = TypeVar("E", bound=Event)
 # Distinct kept texts whose catalog classification is remembered while indexing (bounds memory).
 _CLASSIFY_MEMO = 50_000
+# (code, text) pairs whose catalog match is remembered (bounds memory the same way).
+_MATCH_MEMO = 100_000
 
 def _is_frame_line(text: str) -> bool:
     """A traceback frame line (`  File "…", line N, in f`)."""
@@ -101,30 +103,51 @@ class RuleContext:
 
     # ------------------------------------------------------------------ catalog messages
 
-    def _message_index(self) -> dict[str, list[MessageHit]]:
-        index = self.__dict__.get("_messages")
-        if index is None:
+    def _message_candidates(self) -> dict[str, list[tuple[int, str]]]:
+        """code → the kept lines (line, text) that hold one of its needles, in file order: one pass
+        of the catalog's needle prefilter over the kept lines, built on the first ask."""
+        cands = self.__dict__.get("_candidates")
+        if cands is None:
             from logparse.grammar.messages import catalog
 
-            classify = catalog().classify
-            index = {}
+            candidates = catalog().candidates
+            cands = {}
             # Failure-heavy logs repeat the same lines (every rank's traceback frames, a warning
-            # per request): classify each distinct text once (~100 µs a line). Every hit gets its
-            # own copy of the fields, as before.
-            memo: dict[str, dict[str, list[dict[str, Any]]]] = {}
-            # One pass over the kept lines for every code: the catalog's needle prefilter picks
-            # the few entries worth trying on each line.
+            # per request): prefilter each distinct text once.
+            memo: dict[str, tuple[str, ...]] = {}
             for no, text in self.log.texts.items():
+                codes = memo.get(text)
+                if codes is None:
+                    if len(memo) >= _CLASSIFY_MEMO:
+                        memo.clear()
+                    codes = memo[text] = tuple(candidates(text))
+                for code in codes:
+                    cands.setdefault(code, []).append((no, text))
+            self.__dict__["_candidates"] = cands
+        return cands  # type: ignore[no-any-return]
+
+    def _message_hits(self, code: str) -> list[MessageHit]:
+        """Every occurrence of `code` on a kept line, in file order. Only the codes rules ask for
+        are matched (about half of the catalog's prefilter hits are codes no rule reads on a log);
+        each code's lines are matched once, and each distinct text once per code."""
+        index: dict[str, list[MessageHit]] = self.__dict__.setdefault("_messages", {})
+        hits = index.get(code)
+        if hits is None:
+            from logparse.grammar.messages import catalog
+
+            finditer = catalog()[code].finditer
+            hits = []
+            memo: dict[str, list[dict[str, Any]]] = {}
+            for no, text in self._message_candidates().get(code, ()):
                 found = memo.get(text)
                 if found is None:
                     if len(memo) >= _CLASSIFY_MEMO:
                         memo.clear()
-                    found = memo[text] = classify(text)
-                for code, occurrences in found.items():
-                    hits = index.setdefault(code, [])
-                    hits.extend(MessageHit(code, no, dict(fields)) for fields in occurrences)
-            self.__dict__["_messages"] = index
-        return index  # type: ignore[no-any-return]
+                    found = memo[text] = list(finditer(text))
+                # Every hit gets its own copy of the fields (a rule may add to them).
+                hits.extend(MessageHit(code, no, dict(fields)) for fields in found)
+            index[code] = hits
+        return hits
 
     def messages(self, code: str, *, unclaimed: bool = True) -> list[MessageHit]:
         """Every occurrence of catalog message `code` on a kept line, in file order. Claimed lines
@@ -132,7 +155,7 @@ class RuleContext:
         from logparse.grammar.messages import catalog
 
         catalog()[code]  # an unknown code is a bug in the rule: fail loudly in tests
-        hits = self._message_index().get(code, [])
+        hits = self._message_hits(code)
         if unclaimed:
             return [h for h in hits if h.line not in self.claimed]
         return list(hits)
@@ -153,9 +176,19 @@ class RuleContext:
     def match(self, code: str, text: str) -> dict[str, Any] | None:
         """The fields of catalog message `code` in a text the events carry (an exception message,
         a traceback's joined text), or None."""
-        from logparse.grammar.messages import catalog
+        # Rules ask the same question many times (every rule's codes against every raised
+        # exception, and ranks repeat the same exception): each (code, text) is matched once.
+        memo: dict[tuple[str, str], dict[str, Any] | None] = self.__dict__.setdefault("_matched", {})
+        key = (code, text)
+        if key in memo:
+            found = memo[key]
+        else:
+            from logparse.grammar.messages import catalog
 
-        return catalog()[code].match(text)
+            if len(memo) >= _MATCH_MEMO:
+                memo.clear()
+            found = memo[key] = catalog()[code].match(text)
+        return None if found is None else dict(found)  # a copy: a rule may add to the fields
 
     def occurrences(self, code: str, text: str) -> list[dict[str, Any]]:
         """The fields of every occurrence of catalog message `code` in `text` (a line naming
