@@ -24,8 +24,9 @@ HEAVY = ("pandas", "numpy", "pyarrow", "matplotlib", "jinja2", "lark", "regex", 
 # A short run in one process without a configuration file needs none of these either.
 NOT_AT_START = ("tomllib", "multiprocessing", "concurrent", "socket", "csv")
 # Nor does a short `analyze` need hashlib (it loads OpenSSL, ~10 ms): the caches are keyed with zlib
-# checksums (grammar/cache.content_key). `check` does: its findings' fingerprints are sha256.
-NOT_IN_ANALYZE = ("hashlib", "_hashlib")
+# checksums (grammar/cache.content_key). `check` does: its findings' fingerprints are sha256. Nor
+# pathlib (with urllib.parse and ipaddress): the grammar and cache files are found with os.path.
+NOT_IN_ANALYZE = ("hashlib", "_hashlib", "pathlib", "urllib", "ipaddress")
 
 _PROBE = """
 import contextlib, io, json, sys
