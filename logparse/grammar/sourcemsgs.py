@@ -28,6 +28,7 @@ import os
 import re
 from bisect import bisect_left
 from functools import cache
+from typing import Any
 
 from logparse.grammar.resources import grammar_folder
 
@@ -50,6 +51,7 @@ MIN_LITERAL_ALNUM = 10
 # A key word of a floating template: a whole word of its longest piece.
 _WORD = re.compile(r"[A-Za-z0-9_]{4,}")
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 
 
 def _pieces(template: str) -> list[str]:
@@ -68,7 +70,7 @@ def _first_word(text: str) -> str:
 
 
 def _alnum(pieces: list[str]) -> int:
-    return sum(ch.isalnum() for p in pieces for ch in p)
+    return len(_NOT_ALNUM.sub("", "".join(pieces)))
 
 
 def _key_word(piece: str) -> str | None:
@@ -86,7 +88,10 @@ class SourceMessages:
     """The templates of one program, indexed for one lookup per unparsed line. Building the index
     is one pass of string splits (no regex is compiled until a line asks for its templates)."""
 
-    def __init__(self, templates: list[str]) -> None:
+    def __init__(self, templates: list[str], index: dict[str, Any] | None = None) -> None:
+        if index is not None:
+            self._adopt(index)
+            return
         by_word: dict[str, list[str]] = {}
         floating: dict[str, list[tuple[str, str]]] = {}  # key word -> (longest piece, template)
         unkeyed: list[tuple[str, str]] = []
@@ -125,12 +130,33 @@ class SourceMessages:
             else:
                 floating.setdefault(key, []).append((longest, t))
         heads.sort()
-        self._heads = heads
-        self._sources = by_word
+        self._adopt({"heads": heads, "by_word": by_word, "floating": floating, "unkeyed": unkeyed})
+
+    def _adopt(self, index: dict[str, Any]) -> None:
+        self._heads: list[str] = index["heads"]
+        self._sources: dict[str, list[str]] = index["by_word"]
+        self._floating: dict[str, list[tuple[str, str]]] = index["floating"]
+        self._unkeyed: list[tuple[str, str]] = index["unkeyed"]
         self._compiled: dict[str, re.Pattern[str] | None] = {}
-        self._floating = floating
-        self._unkeyed = unkeyed
         self._floating_compiled: dict[str, re.Pattern[str]] = {}
+
+    def index(self) -> dict[str, Any]:
+        """The built index as plain data (JSON makes its pairs lists), for the per-user cache."""
+        return {"heads": self._heads, "by_word": self._sources, "floating": self._floating,
+                "unkeyed": self._unkeyed}
+
+    @staticmethod
+    def valid_index(data: Any) -> bool:
+        """Whether cached data has the index's shape (a damaged or foreign file is rebuilt)."""
+        def pairs(v: Any) -> bool:
+            return isinstance(v, list) and all(
+                isinstance(pt, list) and len(pt) == 2 and all(isinstance(x, str) for x in pt) for pt in v)
+
+        return (isinstance(data, dict) and isinstance(data.get("heads"), list)
+                and isinstance(data.get("by_word"), dict) and isinstance(data.get("floating"), dict)
+                and all(isinstance(h, str) for h in data["heads"])
+                and all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in data["by_word"].values())
+                and all(pairs(v) for v in data["floating"].values()) and pairs(data.get("unkeyed")))
 
     def __len__(self) -> int:
         return (sum(len(v) for v in self._sources.values()) + sum(len(v) for v in self._floating.values())
@@ -188,6 +214,13 @@ class LibraryMessages:
     def __init__(self, packages: dict[str, list[str]]) -> None:
         self.packages = {name: SourceMessages(lines) for name, lines in sorted(packages.items())}
 
+    @classmethod
+    def of(cls, built: dict[str, SourceMessages]) -> LibraryMessages:
+        """From indices built (or cached) already."""
+        libs = cls({})
+        libs.packages = dict(sorted(built.items()))
+        return libs
+
     def __len__(self) -> int:
         return sum(len(s) for s in self.packages.values())
 
@@ -202,28 +235,58 @@ class LibraryMessages:
         return any(m.is_cut_prefix(text) for m in self.packages.values())
 
 
-def _read(name: str) -> list[str]:
+# Bump when the index's cached form (SourceMessages.index) or the build's safeguards change.
+_CACHE_FORMAT = 1
+
+
+def _indices(texts: dict[str, str]) -> dict[str, SourceMessages]:
+    """One index per file text, from the per-user cache when it was built from these very texts
+    (building SGLang's and the libraries' ~13k templates takes ~0.1 s of a run that meets a line
+    the grammar does not know; loading their JSON a few ms). The key is the content and this
+    module's format number, never a file date; cached data of the wrong shape is rebuilt."""
+    import hashlib
+
+    from logparse.grammar.cache import read_data, write_data
+
+    digest = hashlib.sha256(f"sourcemsgs{_CACHE_FORMAT}".encode())
+    for name, text in sorted(texts.items()):
+        digest.update(f"\0{name}\0{len(text)}\0".encode())
+        digest.update(text.encode("utf-8", "surrogatepass"))
+    key = digest.hexdigest()
+    cached = read_data("sourcemsgs", key)
+    if (isinstance(cached, dict) and sorted(cached) == sorted(texts)
+            and all(SourceMessages.valid_index(v) for v in cached.values())):
+        return {name: SourceMessages([], index) for name, index in cached.items()}
+    built = {name: SourceMessages(text.splitlines()) for name, text in texts.items()}
+    write_data("sourcemsgs", key, {name: m.index() for name, m in built.items()})
+    return built
+
+
+def _texts(library: bool) -> dict[str, str]:
+    """The template files' texts by package name: SGLang's alone, or every other one."""
     # os.path, not pathlib: pathlib (with urllib.parse and ipaddress) costs a short run's start-up.
-    path = os.path.join(grammar_folder(), FOLDER, name)
-    if not os.path.isfile(path):
-        return []
-    with open(path, encoding="utf-8") as fh:
-        return fh.read().splitlines()
+    folder = os.path.join(grammar_folder(), FOLDER)
+    if not os.path.isdir(folder):
+        return {}
+    out: dict[str, str] = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".txt") and (name != SGLANG) == library:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                out[name[: -len(".txt")]] = fh.read()
+    return out
 
 
 @cache
 def source_messages() -> SourceMessages:
     """The templates of grammars/source-messages/sglang.txt (read once, on the first unparsed line)."""
-    return SourceMessages(_read(SGLANG))
+    return _indices(_texts(library=False)).get(SGLANG[: -len(".txt")]) or SourceMessages([])
 
 
 @cache
 def library_messages() -> LibraryMessages:
     """The templates of the other files of grammars/source-messages/ (read once, on the first
     unparsed line that is not one of SGLang's messages)."""
-    folder = os.path.join(grammar_folder(), FOLDER)
-    names = sorted(n for n in os.listdir(folder) if n.endswith(".txt") and n != SGLANG) if os.path.isdir(folder) else []
-    return LibraryMessages({n[: -len(".txt")]: _read(n) for n in names})
+    return LibraryMessages.of(_indices(_texts(library=True)))
 
 
 def is_source_message(text: str) -> bool:
