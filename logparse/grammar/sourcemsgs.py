@@ -244,15 +244,13 @@ def _indices(texts: dict[str, str]) -> dict[str, SourceMessages]:
     (building SGLang's and the libraries' ~13k templates takes ~0.1 s of a run that meets a line
     the grammar does not know; loading their JSON a few ms). The key is the content and this
     module's format number, never a file date; cached data of the wrong shape is rebuilt."""
-    import hashlib
+    from logparse.grammar.cache import content_key, read_data, write_data
 
-    from logparse.grammar.cache import read_data, write_data
-
-    digest = hashlib.sha256(f"sourcemsgs{_CACHE_FORMAT}".encode())
+    # zlib checksums (grammar/cache.content_key), not hashlib: hashlib loads OpenSSL at start-up.
+    parts = [f"sourcemsgs{_CACHE_FORMAT}".encode()]
     for name, text in sorted(texts.items()):
-        digest.update(f"\0{name}\0{len(text)}\0".encode())
-        digest.update(text.encode("utf-8", "surrogatepass"))
-    key = digest.hexdigest()
+        parts += [name.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")]
+    key = content_key(parts)
     cached = read_data("sourcemsgs", key)
     if (isinstance(cached, dict) and sorted(cached) == sorted(texts)
             and all(SourceMessages.valid_index(v) for v in cached.values())):
