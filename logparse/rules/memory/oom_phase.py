@@ -3,9 +3,8 @@ wrapper, else the start-up phase the rank was in. Frame names are compared as pl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from logparse.model.events import Traceback
+from logparse.model.record import Record, record
 from logparse.rules.context import RuleContext
 from logparse.rules.frames import file_name
 from logparse.run.timeline import startup_phases
@@ -14,8 +13,8 @@ from logparse.run.timeline import startup_phases
 STARTUP_OOM_PHASES = frozenset({"weight-load", "kv-alloc", "cuda-graph-capture"})
 
 
-@dataclass(frozen=True)
-class FrameNames:
+@record  # frozen and keyword-only like the @dataclass it was, without code generation at import
+class FrameNames(Record):
     """A family of function / file names of SGLang's code across releases."""
 
     exact: frozenset[str] = frozenset()
