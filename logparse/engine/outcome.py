@@ -15,7 +15,7 @@ from logparse.model.events import ExceptionLine, ServerReady, Severity, Tracebac
 from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import is_interrupt, warmup_answered_line
-from logparse.run.stage import traceback_phase
+from logparse.run.stage import main_top_level, traceback_phase
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 
 if TYPE_CHECKING:
@@ -41,11 +41,19 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         # An error or a consequence with no visible crash (a sizing warning, a peer's reset): the
         # excerpt does not show whether the run went on, crashed or stopped.
         return None
-    if any(role_of(f).crash and f.severity == Severity.WARNING for f in every):
+    ended = [f for f in every if role_of(f).crash and f.severity == Severity.WARNING]
+    if ended:
         # A warning of a rule that stands for a process ending (`crash`): it ended, but what ended
         # it is not shown (argparse's usage with its `error:` line cut). The run did not stall
         # mid-start-up, and whether it failed or stopped (`--help`) the excerpt cannot tell.
         # (A crash rule's info notices — custom all-reduce disabled — say nothing of an end.)
+        top = _main_top_level_traceback(log, ended)
+        if top is not None and not lc.up_before(top.line) and not _served_before(lc, top.line):
+            # Except a traceback that reached the launching program's top level (cut before its
+            # exception, not an interrupt): the main program died on an exception, and before the
+            # server was up nothing else runs at that level — it died starting.
+            lc.failed_starting = True  # the run model's readiness must agree with this outcome
+            return "crashed-at-startup"
         return None
     if lc.up_line is not None:
         if lc.shutdown_line is not None:
@@ -56,6 +64,13 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         # starting (warmup in flight) or already serving — the excerpt cannot tell.
         return None
     return "incomplete" if lc.startup_seen else None
+
+
+def _main_top_level_traceback(log: ParsedLog, found: list[Finding]) -> Traceback | None:
+    """The first traceback a finding claims that is the main program's, raised to its top level."""
+    claimed = {n for f in found for n in f.claims}
+    return next((tb for tb in log.of(Traceback) if tb.line in claimed and main_top_level(tb)
+                 and not is_interrupt(tb)), None)
 
 
 def _warmup_batches_only(lc: Lifecycle) -> bool:

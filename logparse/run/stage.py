@@ -54,3 +54,18 @@ def traceback_phase(tb: Traceback) -> str:
     if any(_STARTUP_MESSAGES.search(m or "") for m in messages):
         return "startup"
     return "unknown"
+
+
+# The outermost frames of a program started from the command line: a console script's or a file's
+# `<module>`, runpy's entry for `python -m …`.
+_TOP_LEVEL_FUNCS = frozenset({"<module>", "_run_module_as_main", "_run_code"})
+
+
+def main_top_level(tb: Traceback) -> bool:
+    """A traceback of the launching program's main thread that reached its top level: the outermost
+    frame is module level (a script, runpy), and no process header, rank tag, or server process's
+    entry or loop frame says a child printed it. Such an exception ended the main program itself."""
+    funcs = [f.func for f in tb.frames if f.func]
+    if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL_FUNCS:
+        return False
+    return not set(funcs) & (_SERVING_FUNCS | _PROCESS_ENTRY_FUNCS | {"start_router_process"})
