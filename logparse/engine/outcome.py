@@ -14,7 +14,7 @@ from logparse.engine.rootcause import pick_root
 from logparse.model.events import ExceptionLine, ServerReady, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.run.launches import within
-from logparse.run.readiness import is_interrupt, warmup_answered_line
+from logparse.run.readiness import user_interrupt, warmup_answered_line
 from logparse.run.stage import main_top_level, traceback_phase
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 
@@ -59,6 +59,10 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         if lc.shutdown_line is not None:
             return "stopped"
         return "serving" if lc.serving else "ready"
+    if any(user_interrupt(log, tb) for tb in within(log.of(Traceback), start, end)):
+        # Ctrl-C (or sys.exit) before the server was up, with no error: someone stopped it while it
+        # was starting or before the excerpt shows it up — stopped on purpose, not stalled.
+        return "stopped"
     if _warmup_batches_only(lc):
         # Prefill lines that may be SGLang's own warmup (one per DP rank), no ready marker: still
         # starting (warmup in flight) or already serving — the excerpt cannot tell.
@@ -70,7 +74,7 @@ def _main_top_level_traceback(log: ParsedLog, found: list[Finding]) -> Traceback
     """The first traceback a finding claims that is the main program's, raised to its top level."""
     claimed = {n for f in found for n in f.claims}
     return next((tb for tb in log.of(Traceback) if tb.line in claimed and main_top_level(tb)
-                 and not is_interrupt(tb)), None)
+                 and not user_interrupt(log, tb)), None)
 
 
 def _warmup_batches_only(lc: Lifecycle) -> bool:
@@ -90,7 +94,7 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
     lines = [e.line for e in within(log.of(*FATAL_EVENTS), start, end)]
     claimed = {n for f in failing for n in f.claims}
     for e in within(log.of(Traceback, ExceptionLine), start, end):
-        if isinstance(e, Traceback) and is_interrupt(e):
+        if isinstance(e, Traceback) and user_interrupt(log, e):
             continue  # Ctrl-C / sys.exit: stopped on purpose (the run model reads it as a shutdown)
         if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
             lines.append(e.line)

@@ -164,6 +164,11 @@ def _match_prefix(s: str) -> _Prefix | None:
         # "…"`, `>` alone): any quoted text except bash's PS2 prompt continuing a command
         # (`> --tp 8 \`, `>   --port 30000`), which commands.py reads as part of the command.
         return ("markdown-quote", None, None, None, None, None, None, None, min(len(s), 2))
+    if c == "^" and s[1:2] == "C" and len(s) > 2:
+        # A terminal's echo of Ctrl-C glued before what the interrupted program printed next
+        # (`^CProcess Process-2:`, `^CTraceback (most recent call last):`): the tty's text, not
+        # the program's; the kind tells the run model that someone pressed Ctrl-C here.
+        return ("tty-interrupt", None, None, None, None, None, None, None, 2)
     if c == "s" and s[6:7] == " ":
         m = _CRI_RE.match(s)
         if m:

@@ -15,10 +15,12 @@ from logparse.model.events import (
     Event,
     JitCompile,
     KnownMessage,
+    ProcessHeader,
     ProgressBar,
     Retraction,
     ServerReady,
     Traceback,
+    TracebackStart,
     UvicornLifecycle,
 )
 from logparse.run.launches import within
@@ -144,7 +146,7 @@ def shutdown_after(log: ParsedLog, line: int, end: int) -> int | None:
     found = [e.line for e in within(log.of(UvicornLifecycle), line + 1, end) if e.stage in SHUTDOWN_STAGES][:1]
     found += [e.line for e in within(log.of(KnownMessage), line + 1, end) if e.code in SHUTDOWN_CODES][:1]
     # Ctrl-C in the terminal: the interpreter's KeyboardInterrupt traceback is someone stopping it.
-    found += [e.line for e in within(log.of(Traceback), line + 1, end) if is_interrupt(e)][:1]
+    found += [e.line for e in within(log.of(Traceback), line + 1, end) if user_interrupt(log, e)][:1]
     return min(found) if found else None
 
 
@@ -155,6 +157,31 @@ INTERRUPTS = frozenset({"KeyboardInterrupt", "SystemExit"})
 def is_interrupt(tb: Traceback) -> bool:
     """A traceback that ends in KeyboardInterrupt or SystemExit (also printed as the last of a chain)."""
     return tb.exc_type in INTERRUPTS or bool(tb.chain and tb.chain[-1][0] in INTERRUPTS and not tb.exc_type)
+
+
+def user_interrupt(log: ParsedLog, tb: Traceback) -> bool:
+    """A traceback of someone stopping the program: it ends in KeyboardInterrupt or SystemExit, or
+    it is cut before its exception line right where the terminal echoed Ctrl-C: `^C` glued before
+    its first line or before the `Process …:` headers printed together with it, or alone on the
+    line before. Each process Ctrl-C reaches prints its KeyboardInterrupt traceback, often through a
+    blocking call it was waiting in (`^CProcess Process-2:` / `Process Process-3:` / `Traceback …`)."""
+    if is_interrupt(tb):
+        return True
+    if tb.exc_type is not None:
+        return False  # the exception is shown, and it is not an interrupt
+    lo = tb.line
+    headers = within(log.of(ProcessHeader, TracebackStart), max(1, tb.line - _HEADER_RUN), tb.line + 1)
+    for e in reversed(headers):  # the run of header lines that ends at this traceback's start
+        if e.line < lo - 1:
+            break
+        lo = min(lo, e.line)
+        if e.wrapper is not None and e.wrapper.kind == "tty-interrupt":
+            return True
+    return log.texts.get(lo - 1, "").strip() == "^C"
+
+
+# How many `Process …:` header lines in a row (one per interrupted process) may precede a traceback.
+_HEADER_RUN = 8
 
 
 def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:

@@ -22,6 +22,7 @@ from logparse.rules.frames import (
     native_crash,
 )
 from logparse.rules.registry import rule
+from logparse.run.readiness import user_interrupt
 
 # What an exit code of a dead scheduler says about how it died.
 _EXIT_CODES = {-3: "SIGQUIT: the scheduler's own error path, not the OOM killer", -6: "SIGABRT (a native abort)",
@@ -233,8 +234,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
     dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
-        if tb.exc_type in ("KeyboardInterrupt", "SystemExit"):
-            continue
+        if tb.exc_type in ("KeyboardInterrupt", "SystemExit") or user_interrupt(ctx.log, tb):
+            continue  # someone stopped it (Ctrl-C, its `^C` echo right before a cut traceback)
         if tb.process == FAULTHANDLER:
             # A thread dump: a crash only for the crashing thread of a fatal-signal dump, and it says
             # where only when a frame is shown (a dump cut at its header names neither process nor place).
