@@ -56,6 +56,21 @@ CLASSIFIED = [
     ("command=python3 -m sglang.launch_server --model-path meta-llama/Llama-3.2-1B-Instruct --port 8000", "config-dump"),
     ("sgl-kernel                        0.1.7", "config-dump"),
     ("max_model_len: 32768", "config-dump"),
+    # fixed runtime text and tool output
+    ("/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel:", "library-text"),
+    ("block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
+     "library-text"),
+    ("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [5,0,0], thread: [64,0,0] Assertion "
+     "`-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.", "library-text"),
+    ("Error in sys.excepthook:", "library-text"),
+    ("Original exception was:", "library-text"),
+    ("^CProcess Process-2:", "library-text"),
+    ("Process SpawnProcess-1:", "library-text"),
+    ("[1] 3188749", "shell-output"),
+    ("[1]+  Killed                  python3 -m sglang.launch_server --model-path x", "shell-output"),
+    ("Process 10366: sglang::data_parallel_controller", "shell-output"),
+    ("Python v3.12.3 (/usr/bin/python3.12)", "shell-output"),
+    ('Thread 13170 (idle): "Thread-1 (_watchdog_thread)"', "shell-output"),
 ]
 
 # Lines of a similar look that are messages, exceptions or prose: no class takes them.
@@ -80,6 +95,10 @@ NEAR_MISSES = [
     "The warning says: deprecated",
     "torch/cuda/__init__.py is where it fails",
     "FAILED to launch the server",
+    "ormers==4.57.1 as a workaround.",  # a cut line, not `name=value`
+    "Process finished with exit code 1",
+    "Thread 3 crashed while loading",
+    "see kernel.cu:12 for the failing line",
 ]
 
 
@@ -92,4 +111,5 @@ def test_structural_class(line: str, kind: str) -> None:
 def test_near_miss_is_not_classified_by_structure(line: str) -> None:
     # A near miss may still be a known message of some program's source, but never one of the
     # structural kinds.
-    assert classify(line) not in {"python-warning", "progress-bar", "test-runner", "foreign-logger", "config-dump"}
+    assert classify(line) not in {"python-warning", "progress-bar", "test-runner", "foreign-logger", "config-dump",
+                                  "shell-output", "library-text"}

@@ -19,14 +19,16 @@ tracebacks and commands still assemble across them):
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
   `<details>` tags);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
-  `env` dumps);
+  `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
   `2025-… NAME LEVEL file.py:12 msg`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`);
-- `library-text`: fixed text a library prints around an error (torch's CUDA-error advice lines);
+- `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
+  advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
+  `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
   envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level) or of a
@@ -74,6 +76,11 @@ _SHELL_OUTPUT = lazy_compile(
     # argparse's usage continuation line (its indentation lost in the paste): option groups only,
     # `[--load-format {auto,pt}] [--trust-remote-code] [--dtype DTYPE]`
     r"|\[-{1,2}\w[\w-]*(?: [^\[\]]*)?\](?: \[-{1,2}\w[\w-]*(?: [^\[\]]*)?\])+"
+    # bash's job control: `[1] 3188749` when a command is sent to the background, `[1]+  Done  …`
+    r"|\[\d+\][+-]? +(?:\d+|Done|Exit \d+|Killed|Terminated|Stopped|Running)\b.*$"
+    # py-spy dump's frame headers: `Process 10366: sglang::scheduler`, `Python v3.12.3 (/usr/bin/python3.12)`,
+    # `Thread 10366 (idle): "MainThread"`
+    r"|Process \d+: \S.*$|Python v\d+\.\d+\.\d+ \(\S+\)\s*$|Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active|gil)[^)]*\): \".*\"\s*$"
 )
 _FOREIGN_LOGGER = lazy_compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
@@ -127,6 +134,15 @@ _LIBRARY_TEXT = lazy_compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
     r"|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
+    # A CUDA device-side assertion, as the device runtime prints it (often split over two lines):
+    # `/pytorch/aten/src/ATen/native/cuda/X.cu:112: kernel: block: [0,0,0], thread: [0,0,0] Assertion `…` failed.`
+    r"|\S+\.cuh?:\d+: \S.*:(?: block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion .* failed\.)?\s*$"
+    r"|block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion .* failed\.\s*$"
+    # CPython's own fixed output around an error: a broken excepthook, multiprocessing's header for
+    # a child's traceback (`Process Process-2:`, often after a `^C`), unraisable exceptions.
+    r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
+    r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
+    r"|Exception ignored in: \S"
 )
 
 
@@ -163,8 +179,8 @@ _TEST_RUNNER = lazy_compile(
 # `pip list` rows (`sgl-kernel      0.1.7`) are the same data in columns.
 _CONFIG_DUMP = lazy_compile(
     r"(?:[a-z][a-z0-9]*_[a-z0-9_]*|[a-z][a-z0-9_]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[a-z][a-z0-9_]*\(\))"
-    r"(?::(?: \S.*)?| ?= ?\S.*)$"
-    r"|[a-z][a-z0-9]*=\S.*$"  # `command=python3 -m …`: a plain name with `=` right after it
+    r"(?::(?: \S.*)?| ?= ?(?!=)\S.*)$"
+    r"|[a-z][a-z0-9]*=(?!=)\S.*$"  # `command=python3 -m …`: a plain name with `=` right after it
     r"|[A-Za-z0-9][\w.-]* {4,}\d+(?:\.[\w+]+)+\s*$"
 )
 # Fixed text other programs print that no envelope marks: glog before its initialisation.
