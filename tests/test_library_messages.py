@@ -48,6 +48,22 @@ SAMPLES: dict[str, list[str]] = {
     "xgrammar": [
         "prepend_space_in_tokenization is deprecated. Use add_prefix_space instead.",
     ],
+    "torch": [
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+        "class. This should only matter to you if you are using storages directly.  To access UntypedStorage "
+        "directly, use tensor.untyped_storage() instead of tensor.storage()",
+    ],
+    "vllm": ["Automatically detected platform cuda."],
+    "ray": ["Started a local Ray instance."],
+    "flashinfer-python": [
+        "Prebuilt kernels not found, using JIT backend",  # dev e-027
+        "Loading CUDA module for symbol: batch_decode_with_paged_kv_cache",
+    ],
+    "triton": ["Autotuning kernel _fwd_kernel with config BLOCK_M: 64, BLOCK_N: 64, num_warps: 4"],
+    "sgl-kernel": ["Please ensure sgl_kernel is properly installed with:"],
+    "mooncake": ["Allocator backend probing is unsupported"],
+    "fastapi": ['To use the fastapi command, please install "fastapi[standard]":'],
+    "outlines": ["Error in LLMatcher: unexpected token"],
 }
 
 # Lines that must not be taken as any library's message.
