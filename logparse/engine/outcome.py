@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from logparse.engine.roles import declared_stage, role_of
 from logparse.engine.rootcause import pick_root
-from logparse.model.events import ExceptionLine, ServerReady, Severity, Traceback
+from logparse.model.events import ExceptionLine, KnownMessage, ServerReady, Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import user_interrupt, warmup_answered_line
 from logparse.run.stage import main_top_level, traceback_phase
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
+from logparse.run.warmup import is_warmup_request
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -85,6 +86,8 @@ def _warmup_batches_only(lc: Lifecycle) -> bool:
     first = next((int(n) for n in lc.log.prefill.line if start <= n <= end), None)
     if first is None:
         return False
+    if any(is_warmup_request(e) for e in within(lc.log.of(KnownMessage), start, first)):
+        return False  # the request is shown arriving, and it is SGLang's warmup: still starting
     return not within(lc.log.of(*STARTUP_EVENTS), start, first)
 
 

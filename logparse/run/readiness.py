@@ -35,6 +35,7 @@ from logparse.run.vocab import (
     STARTUP_EVENTS,
     WARMUP_PROMPT,
 )
+from logparse.run.warmup import is_warmup_request
 
 # Progress-bar kinds (model.events.ProgressBar.bar_kind) that only a starting server prints.
 STARTUP_BARS = frozenset({"checkpoint-load", "capture", "piecewise", "prefill-capture"})
@@ -193,7 +194,7 @@ def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     # them is a server loading its weights or capturing, whether or not a log line came with them.
     if any(b.bar_kind in STARTUP_BARS for b in within(log.of(ProgressBar), start, end)):
         return True
-    if any(e.code in STARTUP_CODES for e in within(log.of(KnownMessage), start, end)):
+    if any(e.code in STARTUP_CODES or is_warmup_request(e) for e in within(log.of(KnownMessage), start, end)):
         return True
     # DeepGEMM's JIT pre-compile session runs while the model loads (flashinfer's JIT may also run
     # on a serving server's first requests, so only this one counts).

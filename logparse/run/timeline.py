@@ -18,6 +18,7 @@ from logparse.model.events import (
     DistInitBegin,
     DistInitEnd,
     Event,
+    KnownMessage,
     KvCacheAllocated,
     MemoryPoolEnd,
     ProgressBar,
@@ -26,6 +27,7 @@ from logparse.model.events import (
     WeightLoadBegin,
     WeightLoadEnd,
 )
+from logparse.run.warmup import is_warmup_request
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -152,6 +154,10 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
             begin("http-server", MAIN, e)
         elif isinstance(e, UvicornLifecycle) and e.stage == "running":
             end("http-server", MAIN, e)
+            begin("warmup", MAIN, e)
+        elif isinstance(e, KnownMessage) and is_warmup_request(e):
+            # SGLang's own warmup request logged as it arrives (`--log-requests`): the warmup
+            # phase has begun even when uvicorn's lines are not in the excerpt.
             begin("warmup", MAIN, e)
         elif isinstance(e, ServerReady):
             end("warmup", MAIN, e)

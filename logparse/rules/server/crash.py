@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.events import SchedulerDead, Severity, Traceback
+from logparse.model.events import SchedulerDead, Severity, ShellSignal, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
-from logparse.model.events import ShellSignal
 from logparse.rules.frames import (
     FAULTHANDLER,
     SCHEDULER_LOOP_FUNCS,
