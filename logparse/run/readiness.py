@@ -106,7 +106,20 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         if e.code in REQUEST_CODES and WARMUP_PROMPT not in e.text:
             found.append(e.line)
             break
+        if e.code == "cache-not-flushed" and _flush_refused_for_requests(e.text):
+            found.append(e.line)
+            break
     return min(found) if found else None
+
+
+def _flush_refused_for_requests(text: str) -> bool:
+    """`Cache not flushed because there are pending requests. #queue-req: Q, #running-req: R` with a
+    request queued or running: a client called /flush_cache (SGLang never does while starting) while
+    someone's request was in flight — the server was up and serving."""
+    from logparse.grammar.messages import catalog
+
+    fields = catalog()["cache-not-flushed-counts"].match(text) or {}
+    return any(isinstance(fields.get(k), int) and fields[k] > 0 for k in ("queue", "running"))
 
 
 def warmup_answered_line(log: ParsedLog, start: int, end: int) -> int | None:
