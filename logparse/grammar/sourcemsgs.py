@@ -209,30 +209,55 @@ class SourceMessages:
 
 
 class LibraryMessages:
-    """The templates of every library file (one index per package, built on first use)."""
+    """The templates of every library file: one index per package (to tell which package a line
+    is from) and their union (one lookup per line whatever the number of packages: what
+    `classify` asks)."""
 
     def __init__(self, packages: dict[str, list[str]]) -> None:
-        self.packages = {name: SourceMessages(lines) for name, lines in sorted(packages.items())}
+        self._set({name: SourceMessages(lines) for name, lines in packages.items()})
 
     @classmethod
     def of(cls, built: dict[str, SourceMessages]) -> LibraryMessages:
         """From indices built (or cached) already."""
         libs = cls({})
-        libs.packages = dict(sorted(built.items()))
+        libs._set(built)
         return libs
+
+    def _set(self, built: dict[str, SourceMessages]) -> None:
+        self.packages = dict(sorted(built.items()))
+        by_word: dict[str, list[str]] = {}
+        floating: dict[str, list[tuple[str, str]]] = {}
+        unkeyed: list[tuple[str, str]] = []
+        heads: list[str] = []
+        for m in self.packages.values():
+            index = m.index()
+            for word, templates in index["by_word"].items():
+                by_word.setdefault(word, []).extend(templates)
+            for word, pairs in index["floating"].items():
+                floating.setdefault(word, []).extend(pairs)
+            unkeyed.extend(index["unkeyed"])
+            heads.extend(index["heads"])
+        heads.sort()
+        self._all = SourceMessages([], {"heads": heads, "by_word": by_word, "floating": floating, "unkeyed": unkeyed})
 
     def __len__(self) -> int:
         return sum(len(s) for s in self.packages.values())
 
+    def match(self, text: str) -> bool:
+        """Whether `text` is one of any library's templates, whole."""
+        return self._all.match(text)
+
     def which(self, text: str) -> str | None:
         """The package whose template `text` is, or None."""
+        if not self._all.match(text):
+            return None
         for name, messages in self.packages.items():
             if messages.match(text):
                 return name
         return None
 
     def is_cut_prefix(self, text: str) -> bool:
-        return any(m.is_cut_prefix(text) for m in self.packages.values())
+        return self._all.is_cut_prefix(text)
 
 
 # Bump when the index's cached form (SourceMessages.index) or the build's safeguards change.
@@ -296,7 +321,7 @@ def is_cut_source_message(text: str) -> bool:
 
 
 def is_library_message(text: str) -> bool:
-    return library_messages().which(text) is not None
+    return library_messages().match(text)
 
 
 def is_cut_library_message(text: str) -> bool:
