@@ -66,8 +66,15 @@ def custom_allreduce_unavailable(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _peer_access(ctx: RuleContext) -> Iterator[Finding]:
-    """Peer access failed: an exception, or (0.1.x/0.2.x) the kernel's own `Failed: Cuda error` line."""
+    """Peer access failed: an exception, or (0.1.x/0.2.x) the kernel's own `Failed: Cuda error` line.
+
+    Not SGLang's own `Setup Custom allreduce failed with CUDA error: peer access is not supported …`
+    (0.4.6+, formats §4 W18): a WARNING after which it falls back to NCCL and the server goes on —
+    `_disabled` reports it (info). The 0.1.x–0.2.x kernel line is the CUDACHECK macro's, which exits
+    the process right after printing it: an error."""
     for hit in find_message(ctx, "peer-access-unsupported", include_claimed=True):
+        if hit.traceback is None and _setup_fallback(ctx, hit.line):
+            continue
         in_kernel = ctx.match("custom-ar-source", hit.text) is not None
         shown = short(hit.text, 200)
         message = (f"Peer (P2P) access between the GPUs failed: {shown} — the custom all-reduce cannot work on this "
@@ -83,6 +90,15 @@ def _peer_access(ctx: RuleContext) -> Iterator[Finding]:
             events=[hit.event],
             data={"reason": "peer-access"},
         )
+
+
+def _setup_fallback(ctx: RuleContext, line: int) -> bool:
+    """Line `line` is SGLang's W18 setup-failed warning (its grammar code, or the catalog's for a line
+    the grammar kept as text)."""
+    at = [e for e in ctx.log.of(KnownMessage) if e.line == line]
+    if at:
+        return any(e.code == "custom-ar-setup-failed" for e in at)
+    return ctx.match("custom-ar-setup-failed", ctx.text(line)) is not None
 
 
 def _disabled(ctx: RuleContext) -> Iterator[Finding]:
