@@ -54,3 +54,13 @@ def test_peer_access_exception_after_the_warning_is_still_an_error(tmp_path: Pat
     a = _analyze(tmp_path, text)
     assert a.root_cause is not None and a.root_cause.name == "custom-allreduce-unavailable"
     assert a.outcome == "crashed-at-startup"
+
+
+def test_old_kernel_line_alone_is_a_startup_crash(tmp_path: Path) -> None:
+    # The 0.1.x line with nothing around it (a reporter's one-line excerpt): the kernel prints it while
+    # setting up its buffers, which only happens while the server starts.
+    line = ("Failed: Cuda error /tmp/pip-req-build-2ar9y_eb/csrc/custom_all_reduce.cuh:307 "
+            "'peer access is not supported between these two devices'\n")
+    a = _analyze(tmp_path, line)
+    assert a.root_cause is not None and a.root_cause.name == "custom-allreduce-unavailable"
+    assert a.outcome == "crashed-at-startup"

@@ -89,6 +89,9 @@ def _peer_access(ctx: RuleContext) -> Iterator[Finding]:
             "SGLang test P2P before using it",
             events=[hit.event],
             data={"reason": "peer-access"},
+            # The kernel's own line comes from its buffer set-up (IPC handles opened when the process
+            # group is built, graph buffers registered after capture): both while the server starts.
+            stage="startup" if in_kernel and hit.traceback is None else None,
         )
 
 
