@@ -64,6 +64,11 @@ SAMPLES: dict[str, list[str]] = {
     "mooncake": ["Allocator backend probing is unsupported"],
     "fastapi": ['To use the fastapi command, please install "fastapi[standard]":'],
     "outlines": ["Error in LLMatcher: unexpected token"],
+    "transformers": [
+        "The attention mask and the pad token id were not set. As a consequence, you may observe unexpected "
+        "behavior. Please pass your input's `attention_mask` to obtain reliable results.",
+        "Using a slow image processor as `use_fast` is unset and a slow processor was saved with this model. `use_fast=True` will be the default behavior in v4.52, even if the model was saved with a slow processor. This will result in minor differences in outputs. You'll still be able to use a slow processor with `use_fast=False`.",
+    ],
 }
 
 # Lines that must not be taken as any library's message.
