@@ -15,7 +15,7 @@ from logparse.model.events import ExceptionLine, KnownMessage, ServerReady, Seve
 from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import user_interrupt, warmup_answered_line
-from logparse.run.stage import main_top_level, traceback_phase
+from logparse.run.stage import main_top_level, thread_exception, traceback_phase
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 from logparse.run.warmup import is_warmup_request
 
@@ -96,9 +96,15 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
     error/consequence finding explains."""
     lines = [e.line for e in within(log.of(*FATAL_EVENTS), start, end)]
     claimed = {n for f in failing for n in f.claims}
+    # A thread died (0.2.x's warmup thread on a bad answer): its process goes on. A rule that stands
+    # for a process ending (`crash`) still counts through its finding below.
+    threads = [(tb.line, tb.end_line or tb.line) for tb in within(log.of(Traceback), start, end)
+               if thread_exception(tb)]
     for e in within(log.of(Traceback, ExceptionLine), start, end):
         if isinstance(e, Traceback) and user_interrupt(log, e):
             continue  # Ctrl-C / sys.exit: stopped on purpose (the run model reads it as a shutdown)
+        if any(a <= e.line <= b for a, b in threads):
+            continue
         if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
             lines.append(e.line)
     lines.extend(f.first_line for f in failing if role_of(f).crash)

@@ -69,3 +69,17 @@ def main_top_level(tb: Traceback) -> bool:
     if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL_FUNCS:
         return False
     return not set(funcs) & (_SERVING_FUNCS | _PROCESS_ENTRY_FUNCS | {"start_router_process"})
+
+
+# The entry frames of a `threading.Thread` (CPython's threading.py, every 3.x): the thread's bootstrap.
+_THREAD_ENTRY_FUNCS = frozenset({"_bootstrap", "_bootstrap_inner"})
+
+
+def thread_exception(tb: Traceback) -> bool:
+    """An exception that ended a thread, not its process: the outermost frame is a thread's bootstrap
+    (threading.py `_bootstrap_inner`), as threading.excepthook prints it. Python keeps the process
+    running; only the thread's own code can end it (SGLang's threads that do send SIGQUIT, which
+    shows as its own line)."""
+    first = tb.frames[0] if tb.frames else None
+    return (first is not None and first.func in _THREAD_ENTRY_FUNCS
+            and first.path.replace("\\", "/").rsplit("/", 1)[-1] == "threading.py")
