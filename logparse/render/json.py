@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _quote  # the stdlib's (C-accelerated) string quoting
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,4 +34,99 @@ def dumps(obj: Any) -> str:
 def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, redact: bool = True) -> str:
     # `document` is JSON-safe already (each part went through `clean`, and the sanitizer's copy
     # keeps it so): no second walk of a document that holds every error and finding.
-    return json.dumps(document(analyses, errors, redact=redact), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return pretty(document(analyses, errors, redact=redact)) + "\n"
+
+
+def pretty(value: Any) -> str:
+    """The same text as `json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)`.
+
+    With `indent`, the stdlib encodes in Python through nested generators (a yield per token);
+    this writes the same tokens into one list, scalars inline (~2x faster on a failure-heavy
+    document). Strings are quoted by the stdlib's own `encode_basestring` (C when available);
+    `tests/test_render_json_pretty.py` compares both on generated documents."""
+    out: list[str] = []
+    _value(value, out, "\n")
+    return "".join(out)
+
+
+def _float(value: float) -> str:
+    if value != value or value in (_INF, -_INF):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return float.__repr__(value)
+
+
+_INF = float("inf")
+
+
+def _scalar(value: Any) -> str | None:
+    """The token of a scalar in the stdlib's order of checks, else None (a container)."""
+    if isinstance(value, str):
+        return _quote(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float(value)
+    return None
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return _quote(key)
+    if isinstance(key, float):
+        return _quote(_float(key))
+    if key is True:
+        return '"true"'
+    if key is False:
+        return '"false"'
+    if key is None:
+        return '"null"'
+    if isinstance(key, int):
+        return _quote(int.__repr__(key))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+
+def _value(value: Any, out: list[str], newline: str) -> None:
+    """Append `value`'s text; `newline` is a line break plus the indent of the current level."""
+    token = _scalar(value)
+    if token is not None:
+        out.append(token)
+        return
+    inner = newline + "  "
+    if isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        out.append("[")
+        sep = inner
+        for item in value:
+            token = _scalar(item)
+            if token is None:
+                out.append(sep)
+                _value(item, out, inner)
+            else:
+                out.append(sep + token)
+            sep = "," + inner
+        out.append(newline + "]")
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        out.append("{")
+        sep = inner
+        for k, item in value.items():
+            token = _scalar(item)
+            if token is None:
+                out.append(f"{sep}{_key(k)}: ")
+                _value(item, out, inner)
+            else:
+                out.append(f"{sep}{_key(k)}: {token}")
+            sep = "," + inner
+        out.append(newline + "}")
+    else:
+        raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")

@@ -34,9 +34,17 @@ MAX_LONE_EVIDENCE = 16  # device asserts print once per faulting thread: cite th
 
 def backend_of(text: str) -> tuple[str, str] | None:
     """(backend, flag) of the first backend whose names occur in the fault's text."""
-    lines = text.lower().splitlines()
+    low = text.lower()
+    lines: list[str] | None = None
     for name, flag, alternatives in BACKENDS:
-        if any(all(word in line for word in words) for line in lines for words in alternatives):
+        # Words that all occur on one line occur in the text: only alternatives whose words the
+        # whole text holds are looked for line by line (most tracebacks name no backend at all).
+        present = [words for words in alternatives if all(word in low for word in words)]
+        if not present:
+            continue
+        if lines is None:
+            lines = low.splitlines()
+        if any(all(word in line for word in words) for line in lines for words in present):
             return name, flag
     return None
 
