@@ -334,16 +334,17 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
         )
 
         with ProcessPoolExecutor(max_workers=len(ranges)) as pool:
-            parts = list(pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True)))
-        rest: list[Rest] = []
-        for part in parts:
-            _merge_part(log, part)
-            if window is None:
-                for item in part.rest:
-                    stage2.feed(item)
-            else:
-                rest.extend(part.rest)
-            part.rest.clear()
+            # Parts are merged as they arrive (in order), so a merged part is freed before the next.
+            parts = pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True))
+            rest: list[Rest] = []
+            for part in parts:
+                _merge_part(log, part)
+                if window is None:
+                    for item in part.rest:
+                        stage2.feed(item)
+                else:
+                    rest.extend(part.rest)
+                part.rest.clear()
     else:
         part = _new_part(path)
         part.report = log.report
@@ -376,9 +377,22 @@ def _feed_window(log: ParsedLog, stage2: _Stage2, window: TimeWindow, rest: list
 
 
 def _merge_part(log: ParsedLog, part: _Part, *, report: bool = True) -> None:
-    log.decode.extend(part.decode)
-    log.prefill.extend(part.prefill)
-    log.access.extend(part.access)
+    # The first part's columns are taken over, not copied: a copy held the hot columns twice at
+    # the end of stage 1 (the peak RSS of a serving-heavy log), and the part's reference is
+    # dropped so that a merged part's columns are freed at once.
+    if len(log.decode):
+        log.decode.extend(part.decode)
+    else:
+        log.decode = part.decode
+    if len(log.prefill):
+        log.prefill.extend(part.prefill)
+    else:
+        log.prefill = part.prefill
+    if len(log.access):
+        log.access.extend(part.access)
+    else:
+        log.access = part.access
+    part.decode, part.prefill, part.access = decode_columns(), prefill_columns(), AccessColumns()
     if report:
         _merge_report(log.report, part.report)
 
