@@ -25,6 +25,13 @@ CASES = {
         "INFO 02-19 15:51:07 weight_utils.py:164] Using model weights format ['*.safetensors']\n"
     ),
     "0.1.x rpyc TP worker": "server started on [0.0.0.0]:10004\n",
+    # dev g-011 (PD transfer engine, 0.4.x wording); HiCache's Mooncake store (0.5.x wording)
+    "Mooncake configuration (PD transfer engine)": (
+        "[2025-06-16 07:25:02 DP4 TP4] Mooncake Configuration loaded successfully.\n"
+    ),
+    "Mooncake configuration (HiCache store)": (
+        "[2025-09-01 10:00:00 TP0] Mooncake Configuration loaded from extra_config successfully.\n"
+    ),
     "checkpoint shards bar only": (
         "Loading safetensors checkpoint shards:  98% Completed | 159/163 [31:48<00:40, 10.19s/it]\n"
     ),

@@ -123,6 +123,9 @@ STARTUP_CODES = frozenset(
         # sglang-jax's weight loader (its checkpoint is read only while the server starts)
         "jax-lazy-load-begin", "jax-weight-file-missing", "jax-weight-not-in-index", "jax-weight-excluded",
         "jax-scan-metadata",
+        # KV-transfer / HiCache storage back-ends set up while the scheduler initialises (PD
+        # disaggregation's Mooncake transfer engine, HiCache's Mooncake L3 store)
+        "mooncake-config-loaded",
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).
