@@ -190,6 +190,9 @@ def _parse_watchdog_body(text: str) -> dict[str, Any]:
 
 
 class FailureCallbacks:
+    # These callbacks read token texts only (never `.type`): the fast path passes them plain str
+    # (frames and source lines are most of a crash log's lines).
+    PLAIN_TOKEN_CALLBACKS: tuple[str, ...] = ("traceback_frame", "traceback_source", "c10d_log", "cpp_stack")
     # ------------------------------------------------------------------ tracebacks
 
     def traceback_start(self, children: Children) -> Result:
@@ -229,6 +232,8 @@ class FailureCallbacks:
             text = str(head)
             name = text.split("Initialization failed. ", 1)[-1].split("_init_state", 1)[0].split(" init state", 1)[0]
             process = f"{name} init"
+            # The terminal holds the `Traceback (most recent call last):` line itself.
+            return ExceptionHeader, {"process": process, "rest": text[text.index("Traceback") :] + _text(children)}
         else:
             process = str(head).split(" hit an exception", 1)[0]
         return ExceptionHeader, {"process": process, "rest": _text(children)}
