@@ -76,3 +76,12 @@ def test_near_miss_cut_import_traceback_ending_in_module_is_still_a_crash(tmp_pa
             "    from sgl_kernel import fp8_scaled_mm\n")
     fired, _ = _run(tmp_path, text)
     assert "scheduler-crash" in fired
+
+
+def test_double_spaced_dump_stays_one_thread_listing(tmp_path: Path) -> None:
+    # A double-spaced paste: a blank after every line, three where the dump had one.
+    text = (REPO / "fixtures/rules/nccl-error/bad-4.log").read_text(encoding="utf-8")
+    spaced = "".join(line + "\n\n" for line in text.splitlines())
+    fired, root = _run(tmp_path, spaced)
+    assert root == "nccl-error"
+    assert "scheduler-crash" not in fired

@@ -375,7 +375,11 @@ class TracebackAssembler:
             del self._open[stream]  # indented lines that were not a traceback after all
             return
         if rec.faulthandler:
-            self._close(stream, out)
+            # A dump's thread listing ends at the next line that is not a frame; a blank line
+            # alone does not end it (a double-spaced paste puts one after every line, and a
+            # tripled blank resets the paste's spacing count).
+            if not blank:
+                self._close(stream, out)
             return
         if rec.state == _BODY:
             body = kw.get("text", text)
