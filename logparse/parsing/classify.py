@@ -23,7 +23,7 @@ tracebacks and commands still assemble across them):
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
-  `2025-… NAME LEVEL file.py:12 msg`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
+  `2025-… NAME LEVEL file.py:12 msg`, loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
@@ -99,6 +99,9 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? - [\w.<>-]+ - (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) -(?: |$)"
     # `2025-12-10 05:50:30 NIXL INFO    _api.py:361 msg` (a named component, its level, the file)
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? [A-Za-z][\w-]* +(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +[\w.-]+\.\w+:\d+ "
+    # loguru's default: `2025-01-01 12:00:00.123 | ERROR    | module:function:12 - msg` (also a
+    # sink named `stderr`: `… | ERROR | stderr | msg`)
+    r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)? \| (?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) +\|"
     # `INFO [sglang_router] msg`, `WARNING [vllm.config] msg`
     r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \[[\w.-]+\] \S"
     # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
