@@ -62,8 +62,8 @@ CLASSIFIED = [
     ("/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel:", "library-text"),
     ("block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.",
      "library-text"),
-    ("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [5,0,0], thread: [64,0,0] Assertion "
-     "`-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.", "library-text"),
+    (("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [5,0,0], thread: [64,0,0] Assertion "
+     "`-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed."), "library-text"),
     ("Error in sys.excepthook:", "library-text"),
     ("Original exception was:", "library-text"),
     ("^CProcess Process-2:", "library-text"),

@@ -31,9 +31,9 @@ SAMPLES: dict[str, list[str]] = {
         "Finished server process [3106]",
     ],
     "huggingface_hub": [
-        "Xet Storage is enabled for this repo, but the 'hf_xet' package is not installed. Falling back to regular "
+        ("Xet Storage is enabled for this repo, but the 'hf_xet' package is not installed. Falling back to regular "
         "HTTP download. For better performance, install the package with: `pip install huggingface_hub[hf_xet]` "
-        "or `pip install hf_xet`",
+        "or `pip install hf_xet`"),
     ],
     "accelerate": [
         "The following values were not passed to `accelerate launch` and had defaults used instead:",
@@ -49,9 +49,9 @@ SAMPLES: dict[str, list[str]] = {
         "prepend_space_in_tokenization is deprecated. Use add_prefix_space instead.",
     ],
     "torch": [
-        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+        ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
         "class. This should only matter to you if you are using storages directly.  To access UntypedStorage "
-        "directly, use tensor.untyped_storage() instead of tensor.storage()",
+        "directly, use tensor.untyped_storage() instead of tensor.storage()"),
     ],
     "vllm": ["Automatically detected platform cuda."],
     "ray": ["Started a local Ray instance."],
@@ -65,8 +65,8 @@ SAMPLES: dict[str, list[str]] = {
     "fastapi": ['To use the fastapi command, please install "fastapi[standard]":'],
     "outlines": ["Error in LLMatcher: unexpected token"],
     "transformers": [
-        "The attention mask and the pad token id were not set. As a consequence, you may observe unexpected "
-        "behavior. Please pass your input's `attention_mask` to obtain reliable results.",
+        ("The attention mask and the pad token id were not set. As a consequence, you may observe unexpected "
+        "behavior. Please pass your input's `attention_mask` to obtain reliable results."),
         "Using a slow image processor as `use_fast` is unset and a slow processor was saved with this model. `use_fast=True` will be the default behavior in v4.52, even if the model was saved with a slow processor. This will result in minor differences in outputs. You'll still be able to use a slow processor with `use_fast=False`.",
     ],
 }
