@@ -117,14 +117,30 @@ def record(cls: T) -> T:
     new.__qualname__ = cls.__qualname__
     new.__record_spec__ = tuple(spec)
     new.__record_names__ = tuple(n for n, _, _ in spec)
-    fields: dict[str, dataclasses.Field[Any]] = {}
-    for name, default, factory in spec:
-        f: dataclasses.Field[Any] = dataclasses.field(default=default, default_factory=factory or _MISSING)  # type: ignore[call-overload, arg-type]
-        f.name = name
-        f.type = own.get(name, Any)
-        f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
-        f.kw_only = True
-        fields[name] = f
-    new.__dataclass_fields__ = fields
+    new.__dataclass_fields__ = _LazyFields(new, own)
     new.__dataclass_params__ = _PARAMS
     return new  # type: ignore[no-any-return]
+
+
+class _LazyFields:
+    """A record class's `__dataclass_fields__`, made on the first read (`dataclasses.fields`,
+    `replace`, `is_dataclass`, `asdict` all read it with getattr) and then stored on the class in
+    its place: building a `dataclasses.Field` per field of every event class at import was a third
+    of `@record`'s cost, and a short run reads the fields of few classes."""
+
+    def __init__(self, owner: type, annotations: dict[str, Any]) -> None:
+        self._owner = owner
+        self._annotations = annotations
+
+    def __get__(self, obj: object, objtype: type | None = None) -> dict[str, dataclasses.Field[Any]]:
+        fields: dict[str, dataclasses.Field[Any]] = {}
+        for name, default, factory in self._owner.__record_spec__:  # type: ignore[attr-defined]
+            f: dataclasses.Field[Any] = dataclasses.field(default=default, default_factory=factory or _MISSING)  # type: ignore[call-overload, arg-type]
+            f.name = name
+            f.type = self._annotations.get(name, Any)
+            f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            f.kw_only = True
+            fields[name] = f
+        # On the owner, not on a subclass the read came through: the fields are the owner's.
+        type.__setattr__(self._owner, "__dataclass_fields__", fields)
+        return fields
