@@ -72,8 +72,14 @@ _PYLOG_B_RE = lazy_compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - 
 _PYLOG_C_RE = lazy_compile(
     _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
 )
-# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`
-_CUSTOM_RE = lazy_compile(_DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[([\w.-]+:\d+)\] ?")
+# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`; a format that also holds
+# SGLang's rank prefix (`' TP6 PP0'`, with its leading space) before the file:
+# `2025-06-18 13:43:34 ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg`.
+_CUSTOM_RE = lazy_compile(
+    _DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[ ?((?:(?:[A-Z]+_)?[A-Z]{2,3}\d+ )*)([\w.-]+:\d+)\] ?"
+)
+# The ranked variant: its rank tags are given back to the grammar as SGLang's own envelope.
+_CUSTOM_RANKED = "custom-logging-ranked"
 # `2024-02-15 16:04:21 | INFO | stdout | msg` (FastChat's controller/worker loggers, which ran
 # SGLang 0.1.x workers and logged their output)
 _PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+)(?: \| | *$)")
@@ -114,7 +120,7 @@ _MONTHS = {
 }
 _DIGITS = frozenset("0123456789")
 # Kinds after which the rest is the message itself (no further wrapper can follow).
-_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", "rust-tracing"})
+_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", _CUSTOM_RANKED, "rust-tracing"})
 # Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
 _RSTRIP_KINDS = frozenset({"kibana", "rust-tracing"})
 
@@ -262,14 +268,14 @@ def _match_prefix(s: str) -> _Prefix | None:
             m = _CUSTOM_RE.match(s)
             if m:
                 return (
-                    "custom-logging",
+                    _CUSTOM_RANKED if m[6] else "custom-logging",
                     f"{m[1]} {m[2]}{_frac(m[3])}",
                     None,
                     to_int(m[5]),
                     None,
                     None,
                     m[4],
-                    m[6],
+                    m[7],
                     m.end(),
                 )
             m = _PYLOG_B_RE.match(s)
@@ -420,7 +426,16 @@ class Unwrapper:
         if len(prefixes) == 1 and first[0] in _REPEATING_KINDS:
             self.last_text, self.last_len, self.last_wrapper = key, pos, w
         rest = s[pos:]
+        if kind == _CUSTOM_RANKED:
+            # `[ TP6 PP0 scheduler.py:2547]`: the ranks are SGLang's prefix, which the grammar reads
+            # from its envelope (`[2025-06-18 13:43:34 TP6 PP0] …`): rebuild that envelope.
+            rest = _ranked_envelope(s[pos - prefixes[-1][8] : pos]) + rest
         return w, (rest.rstrip() if strip else rest)
+
+
+def _ranked_envelope(prefix: str) -> str:
+    m = _CUSTOM_RE.match(prefix)
+    return f"[{m[1]} {m[2]} {m[6].strip()}] " if m else ""
 
 
 def _merge(prefixes: list[_Prefix]) -> Wrapper:
