@@ -394,7 +394,13 @@ class TracebackAssembler:
                 rec.after_frame = 0
             return  # else another process's output between frames
         if rec.state == _ENDED:
-            if not blank:
+            if (not prefixed and rec.exc_type is not None and cls is KnownMessage
+                    and kw.get("code") in CONTINUATION_CODES):
+                # torch's hints are part of the exception's message: a blank line before one is
+                # the paste's spacing (a double-spaced paste, before its spacing is established).
+                rec.state = _MESSAGE
+                self._continue_message(rec, line_no, kw.get("text", text))
+            elif not blank:
                 self._close(stream, out)
             return
         # _MESSAGE

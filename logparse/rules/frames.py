@@ -98,7 +98,7 @@ def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | No
     tbs, starts = _tracebacks(ctx)
     for i in range(bisect_right(starts, line), len(tbs)):  # no scan from the start, no copy
         tb = tbs[i]
-        if tb.line > line + 2 * within:
+        if tb.line > line + _SPAN * within:
             break
         if _distance(ctx, line, tb.line) <= within:
             if rank and tb.rank and tb.rank != rank:
@@ -107,10 +107,16 @@ def traceback_after(ctx: RuleContext, line: int, within: int = 4, rank: str | No
     return None
 
 
+# How many physical lines per text line a search may look past: a double-spaced paste (x2) of a
+# report that itself had a blank line between its lines (x2).
+_SPAN = 4
+
+
 def _distance(ctx: RuleContext, line: int, later: int) -> int:
     """How many lines `later` comes after `line`, counting only lines that hold text: blank lines
     (a double-spaced paste, a blank line between two reports) do not separate them. A
-    double-spaced paste at most doubles a distance, hence the callers' `2 * within` bound."""
+    double-spaced paste doubles a distance, blank lines of the report's own included, hence the
+    callers' `_SPAN * within` bound on physical lines."""
     texts = ctx.log.texts
     return 1 + sum(1 for n in range(line + 1, later) if n in texts)
 
@@ -125,7 +131,7 @@ def echo_after(ctx: RuleContext, tb: Traceback | None, within: int = 3) -> Trace
     tbs, starts = _tracebacks(ctx)
     for i in range(bisect_right(starts, end), len(tbs)):
         other = tbs[i]
-        if other.line > end + 2 * within:
+        if other.line > end + _SPAN * within:
             break
         if _distance(ctx, end, other.line) <= within and other.exc_type is None and other.line not in ctx.claimed:
             return other
