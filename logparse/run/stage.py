@@ -32,6 +32,10 @@ _SERVING_FUNCS = frozenset({
     "event_loop_normal", "event_loop_overlap", "event_loop_pp", "run_batch", "forward_batch_generation",
     "process_input_requests", "loop_for_forward", "exposed_step", "forward_step", "process_batch_result",
     "handle_generate_request", "self_check_during_idle", "forward_decode_batch", "forward_prefill_batch",
+    # The scheduler loop's batch building (0.3+ scheduler.py / schedule_batch.py), called only from the
+    # event loop: a cut traceback that ends in one of them was raised in the request loop.
+    "get_next_batch_to_run", "get_new_batch_prefill", "update_running_batch", "get_model_worker_batch",
+    "prepare_for_extend", "prepare_for_decode",
 })
 
 
