@@ -129,13 +129,9 @@ STILL_DIFFERENT: dict[str, tuple[str, str]] = {
 }
 # Single cases a shape still changes: (shape, split/name) -> why. Left out of the shape's check;
 # each is an xfail(strict) of its own, so a fix shows up.
-KNOWN_DIFFERENT: dict[tuple[str, str], str] = {
-    ("double-spaced", "dev/c-039"): (
-        "a second traceback after the illegal-memory-access report becomes a crash of its own "
-        "under double spacing (the blank-line-aware distance of rules/frames.py does not cover "
-        "this adjacency yet)"
-    ),
-}
+# (dev/c-039 double-spaced left it when rules/frames.py's searches learned to look past a
+# double-spaced report's own blank lines.)
+KNOWN_DIFFERENT: dict[tuple[str, str], str] = {}
 
 # The unrecognised-line count may move by one line or this share of the log's lines.
 SHARE_TOLERANCE = 0.02
