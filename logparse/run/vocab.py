@@ -105,6 +105,8 @@ STARTUP_EVENTS: tuple[type[Event], ...] = (
 # Known messages that only print while a server starts.
 STARTUP_CODES = frozenset(
     {
+        # Fp8Config built for a serialized-fp8 checkpoint (model loading)
+        "fp8-checkpoint-detected",
         "model-import-ignored",
         "model-instantiate-failed",
         "custom-ar-pcie",
@@ -124,8 +126,8 @@ STARTUP_CODES = frozenset(
         "jax-lazy-load-begin", "jax-weight-file-missing", "jax-weight-not-in-index", "jax-weight-excluded",
         "jax-scan-metadata",
         # KV-transfer / HiCache storage back-ends set up while the scheduler initialises (PD
-        # disaggregation's Mooncake transfer engine, HiCache's Mooncake L3 store)
-        "mooncake-config-loaded",
+        # disaggregation's Mooncake transfer engine, HiCache L3 stores: Mooncake, HF3FS)
+        "mooncake-config-loaded", "hicache-storage-create", "hf3fs-metadata-client",
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).
