@@ -14,6 +14,7 @@ from logparse.rules.frames import (
     SCHEDULER_LOOP_FUNCS,
     crashing_frame,
     ends_at_native_crash,
+    file_name,
     first_sglang_frame,
     frame_funcs,
     in_graph_capture,
@@ -176,9 +177,19 @@ def _main_process(tb: Traceback) -> bool:
     """A traceback of the launching program's main thread: its outermost frame is module level
     (a console script, runpy), no process header or rank, and no server process's entry or loop."""
     funcs = frame_funcs(tb)
-    if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL:
+    if tb.process or tb.rank or not funcs:
+        return False
+    outer = funcs[0]
+    # SGLang's HTTP server launcher (`http_server.launch_server`, 0.4–0.5.x; `server.launch_server`
+    # before) runs only in the main process: a traceback that starts there is the main process's
+    # (printed from the launcher's own frame, e.g. uvicorn.run failing).
+    launcher = outer == "launch_server" and file_name(tb.frames[0].path) in _LAUNCHER_FILES
+    if outer not in _TOP_LEVEL and not launcher:
         return False
     return not set(funcs) & (SCHEDULER_LOOP_FUNCS | _SERVER_PROCESS_FUNCS)
+
+
+_LAUNCHER_FILES = frozenset({"http_server.py", "server.py"})
 
 
 def _unplaced_native_dump(tb: Traceback) -> bool:
