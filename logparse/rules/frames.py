@@ -52,7 +52,11 @@ def first_sglang_frame(tb: Traceback | None) -> str | None:
     sg = [f for f in tb.frames if in_sglang(f.path)]
     f = (sg or list(tb.frames))[-1]
     if f.lineno is None and not f.func:
-        return f"{f.path.replace(chr(92), '/')[-60:]} (cut)"
+        path = f.path.replace(chr(92), "/")
+        tail = path[-60:]
+        if len(path) > 60 and "/" in tail:
+            tail = "…/" + tail.split("/", 1)[1]  # whole path components: not `space/sglang/…`
+        return f"{tail} (cut)"
     name = file_name(f.path)
     where = f"{name}:{f.lineno}" if f.lineno else name
     return f"{where} in {f.func}" if f.func else where
