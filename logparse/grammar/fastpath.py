@@ -99,14 +99,16 @@ class _Dispatcher:
         self._cands[char] = cands
         return cands
 
-    def earlier(self, char: str, name: str) -> list[str]:
-        """Regexps of the candidates for `char` that lark tries before terminal `name`."""
+    def earlier(self, char: str, name: str, only: frozenset[str] | None = None) -> list[str]:
+        """Regexps of the candidates for `char` that lark tries before terminal `name` (those in
+        `only` when given)."""
         cands = self._cands.get(char) or self._candidates(char)
         out: list[str] = []
         for n, regexp, _ in cands:
             if n == name:
                 return out
-            out.append(regexp)
+            if only is None or n in only:
+                out.append(regexp)
         return out
 
     def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
@@ -165,6 +167,10 @@ class FastPathData:
     # flat). A line whose first message terminal is not among them and that no flat alternative
     # matches fails `line` in LALR too: the fast path decides it as `unparsed_line` at once.
     open_firsts: frozenset[str] = frozenset()
+    # First terminal of an alternative, with a literal prefix L → the terminals that could match at
+    # a position where the text starts with L (`_compatible`). A shape's negative lookahead needs
+    # only these: the others cannot be what lark's lexer picks there. None: keep every one.
+    compatible: dict[str, frozenset[str]] | None = None
 
     def to_json(self) -> str:
         """The data as JSON (sets as sorted lists): a cache format that cannot run code."""
@@ -177,7 +183,9 @@ class FastPathData:
                            "after_prefix": self.after_prefix, "firsts": firsts,
                            "literal_prefixes": self.literal_prefixes, "alternatives": alternatives,
                            "terminal_patterns": self.terminal_patterns,
-                           "open_firsts": sorted(self.open_firsts)})
+                           "open_firsts": sorted(self.open_firsts),
+                           "compatible": {k: sorted(v) for k, v in self.compatible.items()}
+                           if self.compatible is not None else None})
 
     @classmethod
     def from_json(cls, text: str) -> FastPathData | None:
@@ -200,6 +208,8 @@ class FastPathData:
                               for k, alts in doc["alternatives"].items()},
                 terminal_patterns={_s(k): _s(v) for k, v in tp.items()} if tp is not None else None,
                 open_firsts=frozenset(_s(n) for n in doc["open_firsts"]),
+                compatible={_s(k): frozenset(_s(n) for n in v) for k, v in doc["compatible"].items()}
+                if doc.get("compatible") is not None else None,
             )
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
@@ -225,8 +235,45 @@ class FastPathData:
             alternatives[str(rule.expansion[0].name)].append(_alternative_source(rule, terminals))
         lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
         patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
-        return cls(prefix, ordered(set(prefix) | msg_first), ordered(msg_first), first_char_table(lark), lits,
-                   dict(alternatives), patterns, frozenset(_open_firsts(rules_by_origin, "message", first)))
+        after_prefix = ordered(msg_first)
+        return cls(prefix, ordered(set(prefix) | msg_first), after_prefix, first_char_table(lark), lits,
+                   dict(alternatives), patterns, frozenset(_open_firsts(rules_by_origin, "message", first)),
+                   _compatible(set(alternatives), after_prefix + ordered(set(prefix) | msg_first), lits))
+
+
+# Constructs that partial matching might judge at the end of a literal prefix differently from the
+# longer text a real line has: a terminal holding one is always kept in a shape's lookahead.
+_CONTEXT_SENSITIVE = ("(?=", "(?!", "(?<", "\\b", "\\B", "$", "\\Z", "\\A", "\\G")
+
+
+def _compatible(firsts: set[str], terminals: list[tuple[str, str]], lits: dict[str, str]) -> dict[str, frozenset[str]]:
+    """For every first terminal H of an alternative with a literal prefix L (every match of H starts
+    with L): the terminals T that could match at a position where the text starts with L. T cannot
+    when the `regex` package's partial matching says that no match of T is a prefix of L and L is
+    the prefix of no match of T (`regex.match(T, L, partial=True)` is None); then T never matches
+    where H does, and a shape's lookahead `(?!T)` there is always true. Computed once per grammar
+    (with the cache), so `regex` is not imported at run time."""
+    import regex
+
+    out: dict[str, frozenset[str]] = {}
+    for first in sorted(firsts):
+        lit = lits.get(first, "")
+        if not lit:
+            continue
+        keep: set[str] = set()
+        for name, regexp in terminals:
+            if name == first or name in keep:
+                continue
+            if any(c in regexp for c in _CONTEXT_SENSITIVE):
+                keep.add(name)
+                continue
+            try:
+                if regex.match(regexp, lit, partial=True) is not None:
+                    keep.add(name)
+            except (regex.error, re.error, RecursionError, OverflowError):
+                keep.add(name)
+        out[first] = frozenset(keep)
+    return out
 
 
 def _alternative_source(rule: Any, terminals: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
@@ -259,11 +306,6 @@ ALL_OPEN = ""
 # for start-up lines that never came back.
 _SHAPE_AFTER = 128
 _MAX_SHAPES = 6
-# After this many lines the shapes are tried as one combined regex (`FastPath._combine`): it takes
-# as long to compile as all the shapes together, which a short log should not pay twice.
-_COMBINE_AFTER = 8192
-# A numbered backreference (`\1`) would point at another group once patterns are combined.
-_NUMBERED_BACKREF = re.compile(r"(?<!\\)(?:\\\\)*\\[1-9]")
 
 
 @dataclass(slots=True)
@@ -274,7 +316,6 @@ class _Shape:
     hits: int = 0
     parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
     counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
-    lead: str = ""  # the part of `parts` up to and with the prefix (shared by shapes in a row)
 
 
 @dataclass(slots=True)
@@ -289,10 +330,6 @@ class _StatsShape:
     build: Callable[[tuple[str, ...]], dict[str, Any]]
     fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
     hits: int = 0
-    lead: str = ""  # as in _Shape
-    tail: str = ""  # the regex source after `lead`, before the signature
-    sig: str = ""  # the signature's regex source
-    nsig: int = 0  # the signature's groups (the last ones)
 
 
 class FastPath:
@@ -311,6 +348,7 @@ class FastPath:
         # unparsed_line's children: the envelope (when a prefix was read), then TEXT (when non-empty).
         self._unparsed = lambda env, rest: unparsed(
             [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
+        # The prefix callbacks read their token's text only (transform/envelope.py): plain str.
         self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
         self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
         self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
@@ -326,11 +364,6 @@ class FastPath:
         self._seen: dict[tuple[str, str | None, str, int], int] = {}
         self._parsed = 0
         self._any_prefix: re.Pattern[str] | None = None
-        # All shapes in one regex (see `_combine`); None: try them one by one.
-        self._combined: re.Pattern[str] | None = None
-        self._combined_key: tuple[int, ...] = ()
-        self._branches: dict[int, Callable[[re.Match[str]], Any]] = {}
-        self._compiled: dict[str, re.Pattern[str]] = {}  # the shape sets' order changes back and forth
 
     def _learn(self, char0: str, prefix: str | None, char_msg: str, first: str, alt: _Alternative) -> None:
         """Count a (line start, prefix, message start, alternative) combination; a frequent one
@@ -348,29 +381,26 @@ class FastPath:
             if weakest.hits >= n:
                 return
             self._shapes.remove(weakest)
-            self._combined = None
+        compatible = self.data.compatible
+        only = compatible.get(first) if compatible is not None else None
         parts = [f"(?={re.escape(char0)})"]
         if prefix is not None:
             earlier = self._start.earlier(char0, prefix)
             if earlier:
                 parts.append(f"(?!{'|'.join(earlier)})")
-            # Atomic, like lark's lexer (and `_parse`): the prefix token is the first match, the
-            # message is never tried against a shorter or longer prefix.
-            parts.append(f"(?>(?P<pfx>{self._prefix_regexp[prefix]}))")
-            lead = "".join(parts)
-            parts.append(f"(?={re.escape(char_msg)})")
-            earlier = self._after_prefix.earlier(char_msg, first)
+            # Atomic, like lark's lexer (and `_parse`): the prefix token is its first match; the
+            # message is never tried after a shorter or longer prefix.
+            parts.append(f"(?>(?P<pfx>{self._prefix_regexp[prefix]}))(?={re.escape(char_msg)})")
+            earlier = self._after_prefix.earlier(char_msg, first, only)
         else:
-            lead = "".join(parts)
-            earlier = self._start.earlier(char0, first)
+            earlier = self._start.earlier(char0, first, only)
         if earlier:
             parts.append(f"(?!{'|'.join(earlier)})")
         head = "".join(parts)
         parts.append(alt.src)
         # A new shape starts with the count that earned it, or the next hot combination would
         # evict it at once as "least used".
-        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head, lead=lead))
-        self._combined = None
+        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -392,12 +422,6 @@ class FastPath:
         self._parsed += 1
         if not self._parsed & 2047:
             self._decay()
-        combined = self._combined
-        if combined is not None:
-            m = combined.fullmatch(text)
-            if m is None:
-                return self._parse(text)
-            return self._branches[m.lastindex](m)  # type: ignore[index]
         for fused in self._stats_shapes:
             m = fused.regex.fullmatch(text)
             if m is not None:
@@ -421,134 +445,6 @@ class FastPath:
         self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
         self._shapes.sort(key=lambda s: -s.hits)
         self._stats_shapes.sort(key=lambda s: -s.hits)
-        if self._parsed >= _COMBINE_AFTER:
-            self._combine()
-
-    def _combine(self) -> None:
-        """All shapes as ONE regex, tried in the same order as the loop in `parse` (fused stats
-        shapes, then shapes): the alternation of the shapes, with the line start and prefix of
-        consecutive shapes that share them matched once. Python's alternation under `fullmatch`
-        takes the first branch that matches the whole line, which is what the loop takes; each
-        branch ends with an empty marker group, so `m.lastindex` names it. One C-level match
-        per line instead of one per shape tried, and the prefix is matched once."""
-        shapes: list[_Shape | _StatsShape] = [*self._stats_shapes, *self._shapes]
-        key = tuple(id(s) for s in shapes)
-        if self._combined is not None and key == self._combined_key:
-            return
-        self._combined = None
-        if not shapes:
-            return
-        sources = []
-        for s in shapes:
-            src = s.tail + s.sig if isinstance(s, _StatsShape) else s.alt.src
-            if "(?P=" in src or _NUMBERED_BACKREF.search(src):
-                return  # group numbers shift in the alternation: keep the loop
-            sources.append(src)
-        pieces: list[str] = []
-        branch_lead: list[int] = []  # which lead (prefix group p{r}) each branch uses
-        runs: list[tuple[str, list[str]]] = []
-        for i, (s, src) in enumerate(zip(shapes, sources, strict=True)):
-            if isinstance(s, _StatsShape):
-                # The signature's groups follow the marker b{i}s (they are the fused shape's last groups).
-                body = f"{s.tail.replace('(?P<k0>', f'(?P<b{i}k0>', 1)}(?P<b{i}s>){s.sig}"
-            else:
-                body = s.parts[len(s.lead):] + src.replace("(?P<k", f"(?P<b{i}k")
-            if not runs or runs[-1][0] != s.lead:
-                runs.append((s.lead, []))
-            runs[-1][1].append(f"{body}(?P<b{i}>)")
-            branch_lead.append(len(runs) - 1)
-        for r, (lead, bodies) in enumerate(runs):
-            pieces.append(f"{lead.replace('(?P<pfx>', f'(?P<p{r}>', 1)}(?:{'|'.join(bodies)})")
-        source = "|".join(pieces)
-        regex = self._compiled.get(source)
-        if regex is None:
-            try:
-                regex = re.compile(source)
-            except (re.error, RecursionError, OverflowError):
-                return  # too large or a pattern the alternation breaks: keep the loop
-            if len(self._compiled) >= 8:
-                self._compiled.clear()
-            self._compiled[source] = regex
-        index = regex.groupindex
-        branches: dict[int, Callable[[re.Match[str]], Any]] = {}
-        for i, s in enumerate(shapes):
-            pfx = index.get(f"p{branch_lead[i]}") if s.prefix is not None else None
-            if isinstance(s, _StatsShape):
-                first = index[f"b{i}s"] + 1
-                branches[index[f"b{i}"]] = self._stats_branch(s, pfx, index[f"b{i}k0"], tuple(range(first, first + s.nsig)))
-            else:
-                branches[index[f"b{i}"]] = self._shape_branch(s, pfx, tuple(index[f"b{i}{g}"] for g, _ in s.alt.kept))
-        self._combined, self._combined_key, self._branches = regex, key, branches
-
-    def _envelope(self, prefix: str, value: str) -> Any:
-        env = self._env_cache.get(value)
-        if env is None:
-            if len(self._env_cache) > 50_000:
-                self._env_cache.clear()
-            env = self._env_cache[value] = self._prefix[prefix]([_token(prefix, value)])
-        return env
-
-    def _shape_branch(self, shape: _Shape, pfx: int | None, groups: tuple[int, ...]) -> Callable[[re.Match[str]], Any]:
-        """What `_from_shape` does, for the shape's branch of the combined regex (group numbers)."""
-        alt = shape.alt
-        callback = alt.callback
-        plain_line = self._line_is_plain
-        line = self._line
-        envelope = self._envelope
-        prefix = shape.prefix
-        env_cache = self._env_cache
-        learn = alt.plain and alt.name in self._stats_callbacks
-        types = tuple(t for _, t in alt.kept)
-
-        def branch(m: re.Match[str]) -> Any:
-            shape.hits += 1
-            env = None
-            if pfx is not None:
-                value = m.group(pfx)
-                env = env_cache.get(value)
-                if env is None:
-                    env = envelope(prefix, value)  # type: ignore[arg-type]
-            if alt.plain:
-                tokens = [m.group(g) for g in groups]
-                partial = callback(tokens)
-                if learn:
-                    self._learn_stats(shape, tokens)
-            else:
-                partial = callback([_token(t, m.group(g)) for g, t in zip(groups, types, strict=True)])
-            if plain_line:
-                return env, partial[0], partial[1]
-            return line([env, partial] if env is not None else [partial])
-
-        return branch
-
-    def _stats_branch(self, fused: _StatsShape, pfx: int | None, k0: int,
-                      sig: tuple[int, ...]) -> Callable[[re.Match[str]], Any]:
-        """What `_from_stats_shape` does, for the fused shape's branch of the combined regex."""
-        build, fields = fused.build, fused.fields
-        plain_line = self._line_is_plain
-        line = self._line
-        envelope = self._envelope
-        prefix = fused.prefix
-        env_cache = self._env_cache
-        first, last = (sig[0], sig[-1]) if sig else (0, -1)
-        one = len(sig) == 1
-
-        def branch(m: re.Match[str]) -> Any:
-            fused.hits += 1
-            env = None
-            if pfx is not None:
-                value = m.group(pfx)
-                env = env_cache.get(value)
-                if env is None:
-                    env = envelope(prefix, value)  # type: ignore[arg-type]
-            # m.group(a, b, ...) is a tuple for two or more groups, the group itself for one.
-            values = (m.group(first),) if one else m.group(*range(first, last + 1)) if sig else ()
-            cls, kw = fields(m.group(k0), build(values))
-            if plain_line:
-                return env, cls, kw
-            return line([env, (cls, kw)] if env is not None else [(cls, kw)])
-
-        return branch
 
     def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
         shape.hits += 1
@@ -559,7 +455,7 @@ class FastPath:
             if env is None:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[shape.prefix]([_token(shape.prefix, value)])
+                env = self._env_cache[value] = self._prefix[shape.prefix]([value])
         alt = shape.alt
         if alt.plain:
             tokens = [m.group(g) for g, _ in alt.kept]
@@ -592,13 +488,10 @@ class FastPath:
             if weakest.hits >= n:
                 return
             self._stats_shapes.remove(weakest)
-        tail = f"{shape.parts[len(shape.lead):]}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)"
-        sig_src = f"(?:{sig.regex.pattern})"
-        regex = re.compile(shape.lead + tail + sig_src)
+        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
+        regex = re.compile(source)
         self._stats_shapes.append(
-            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n,
-                        lead=shape.lead, tail=tail, sig=sig_src, nsig=sig.regex.groups))
-        self._combined = None
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
 
     def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
         """The head and body terminal patterns of a two-token stats alternative."""
@@ -618,7 +511,7 @@ class FastPath:
             if env is None:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[fused.prefix]([_token(fused.prefix, value)])
+                env = self._env_cache[value] = self._prefix[fused.prefix]([value])
         cls, kw = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
         if self._line_is_plain:
             return env, cls, kw  # what `line` returns, without building its children list
@@ -641,7 +534,7 @@ class FastPath:
             if env is None:
                 if len(self._env_cache) > 50_000:
                     self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[name]([_token(name, value)])
+                env = self._env_cache[value] = self._prefix[name]([value])
             hit = self._after_prefix.match(text, pos)
             if hit is None:
                 # No message can start here: the lexer of `line` fails right after the prefix.

@@ -26,3 +26,8 @@ class LineTransformer(
 
     lark accepts any object with the callbacks as its `transformer` (it looks them up by rule
     name); not inheriting from lark.Transformer keeps lark out of the import path of the fast path."""
+
+    # Every mixin's callbacks that take plain str from the fast path (one class attribute would
+    # hide the others' in the method resolution order).
+    PLAIN_TOKEN_CALLBACKS = (RuntimeCallbacks.PLAIN_TOKEN_CALLBACKS + FailureCallbacks.PLAIN_TOKEN_CALLBACKS
+                             + StartupCallbacks.PLAIN_TOKEN_CALLBACKS)

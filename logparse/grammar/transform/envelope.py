@@ -23,7 +23,8 @@ Children = list[Any]
 
 
 class EnvelopeCallbacks:
-    """`line`, `unparsed_line` and the `prefix` alternatives."""
+    """`line`, `unparsed_line` and the `prefix` alternatives. The `*_prefix` callbacks read their
+    token's text only (never `.type`): the fast path passes them a plain str."""
 
     def line(self, children: Children) -> tuple[Envelope | None, type, dict[str, Any]]:
         if len(children) == 2:

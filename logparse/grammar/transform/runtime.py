@@ -296,13 +296,15 @@ class RuntimeCallbacks:
         # Without a status (cut after the request): the status is 0, as for a damaged one.
         request, _, status = rest.rpartition('" ') if not rest.endswith('"') else (rest[:-1], "", "")
         method, _, tail = request.partition(" ")
-        path = tail.rpartition(" ")[0]
+        code = status[:3]
+        # Hot: three ASCII digits are what `to_int` would read; anything else goes through it (and
+        # its damage count). A damaged status (a '" ' inside the request tail) is 0: the access
+        # columns need one.
         return HttpAccess, {
             "client": client,
             "method": method,
-            "path": path,
-            # A damaged status (a '" ' inside the request tail) is 0: the access columns need one.
-            "status": to_int(status[:3]) or 0,
+            "path": tail.rpartition(" ")[0],
+            "status": int(code) if len(code) == 3 and code.isascii() and code.isdigit() else to_int(code) or 0,
             "reason": status[4:].strip(),
         }
 

@@ -452,6 +452,9 @@ _LIMIT_KEYS = {
 
 
 class StartupCallbacks:
+    # These callbacks read token texts only (never `.type`): the fast path passes them plain str.
+    PLAIN_TOKEN_CALLBACKS: tuple[str, ...] = ("nccl_log",)
+
     def server_args(self, children: Children) -> Result:
         return ServerArgs, _parse_server_args(str(children[0]))
 
