@@ -36,6 +36,11 @@ CASES = [
      "connect to gRPC server: transport error", "router-record"),
     ("2025-07-29 21:11:52  WARN sglang_router_rs::service_discovery: src/service_discovery.rs:323: Retrying in 8 "
      "seconds with exponential backoff", "router-record"),
+    # sglang_router's launcher starting the SGLang servers (b-028, 2025-05; the 2024-11 form of its PR #2174)
+    ("[Router (Python)] 2025-05-17 01:10:45 - INFO - Launching DP server process 0 on port 31000 - launch_server.py:175",
+     "router-launch-dp-server"),
+    ("[Router (Python)] 2024-11-25 21:28:33 - INFO - Launching DP server process 1 on port 31814",
+     "router-launch-dp-server"),
     # the cache-aware policy's three-line record (g-037) and the lines of sgl-router's source around it
     ('Current running queue: {"http://localhost:8002": 7530, "http://localhost:8000": 7497, "http://localhost:8001": 7495}',
      "router-load-imbalance"),
@@ -74,6 +79,8 @@ NEAR_MISSES = [
     "Current running queue is empty",
     "thread panicked",
     "Creating storage backend for the cache",
+    # the router's own start-up in the launcher's format stays a router line, not a server launch
+    "[Router (Rust)] 2025-05-17 01:10:45 - INFO - 🚧 Initializing router on 127.0.0.1:30000",
 ]
 
 
@@ -108,7 +115,7 @@ def test_a_router_starting_is_no_server_start_up(case: str) -> None:
     assert "startup-stalled" not in a.fired() and a.outcome is None
 
 
-@pytest.mark.parametrize("case", ["f-038", "g-011"])
+@pytest.mark.parametrize("case", ["f-038", "g-011", "b-028"])
 def test_a_log_cut_while_storage_back_ends_start_is_an_incomplete_start_up(case: str) -> None:
     a = analyze(str(DEV / f"{case}.log"))
     assert a.outcome == "incomplete" and "startup-stalled" in a.fired()

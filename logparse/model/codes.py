@@ -230,6 +230,7 @@ class KnownCode(StrEnum):
     ROCM_FORK_UNSUPPORTED = "rocm-fork-unsupported"
     RPYC_ACCEPTED = "rpyc-accepted"
     RPYC_GOODBYE = "rpyc-goodbye"
+    ROUTER_LAUNCH_DP_SERVER = "router-launch-dp-server"
     ROUTER_LOAD_IMBALANCE = "router-load-imbalance"
     ROUTER_RECORD = "router-record"
     RPYC_SERVER_STARTED = "rpyc-server-started"

@@ -128,6 +128,9 @@ STARTUP_CODES = frozenset(
         # KV-transfer / HiCache storage back-ends set up while the scheduler initialises (PD
         # disaggregation's Mooncake transfer engine, HiCache L3 stores: Mooncake, HF3FS)
         "mooncake-config-loaded", "hicache-storage-create", "hf3fs-metadata-client",
+        # sglang_router's launcher starting one SGLang server per DP rank (its router's own start-up
+        # lines are not a server's)
+        "router-launch-dp-server",
     }
 )
 # uvicorn stages that mean the HTTP server is up (the fallback readiness marker of old releases).
