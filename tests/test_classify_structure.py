@@ -73,10 +73,18 @@ CLASSIFIED = [
     ("Process 10366: sglang::data_parallel_controller", "shell-output"),
     ("Python v3.12.3 (/usr/bin/python3.12)", "shell-output"),
     ('Thread 13170 (idle): "Thread-1 (_watchdog_thread)"', "shell-output"),
+    # py-spy's frames, as it indents them and as a paste that stripped indentation leaves them
+    ("    poll (multiprocessing/popen_fork.py:27)", "shell-output"),
+    ("run_data_parallel_controller_process (data_parallel_controller.py:614)", "shell-output"),
+    ("wait4 (libc.so.6)", "shell-output"),
+    ("<module> (<string>:1)", "shell-output"),
 ]
 
 # Lines of a similar look that are messages, exceptions or prose: no class takes them.
 NEAR_MISSES = [
+    # a call in prose or a message naming a file, not one frame alone on its line
+    "Loaded weights (model.py:12) in 3.1 s",
+    "wait (see below)",
     "RuntimeError: CUDA error: an illegal memory access was encountered",
     "ValueError: max_model_len=4096 is larger than the model's context length",
     "AssertionError: x=3",

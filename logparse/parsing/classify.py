@@ -81,6 +81,9 @@ _SHELL_OUTPUT = lazy_compile(
     # py-spy dump's frame headers: `Process 10366: sglang::scheduler`, `Python v3.12.3 (/usr/bin/python3.12)`,
     # `Thread 10366 (idle): "MainThread"`
     r"|Process \d+: \S.*$|Python v\d+\.\d+\.\d+ \(\S+\)\s*$|Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active|gil)[^)]*\): \".*\"\s*$"
+    # py-spy dump's frames, `function (file.py:line)` or a native one `wait4 (libc.so.6)`, indented by
+    # py-spy or not (a paste that stripped the indentation): one call name, then its place in brackets
+    r"|\s*[\w<>$.]+ \((?:[\w./<>-]+\.py:\d+|<[\w-]+>:\d+|[\w.+-]+\.so(?:\.\d+)*)\)\s*$"
 )
 _FOREIGN_LOGGER = lazy_compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
