@@ -13,7 +13,7 @@ from pathlib import Path
 
 from logparse.engine.core import analyze
 from logparse.io.wrappers import Unwrapper
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, analyze_text
 
 _DETOKENIZER_CUT = (
     "Traceback (most recent call last):\n"
@@ -28,10 +28,6 @@ _DETOKENIZER_CUT = (
 )
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "x.log"
-    log.write_text(text, encoding="utf-8")
-    return analyze(str(log))
 
 
 def _names(a) -> set[str]:  # type: ignore[no-untyped-def]
@@ -52,23 +48,23 @@ def test_dev_case_stopped_with_ctrl_c() -> None:
 
 
 def test_headers_printed_together_after_the_echo(tmp_path: Path) -> None:
-    a = _analyze(tmp_path, "^CProcess Process-2:\nProcess Process-3:\n" + _DETOKENIZER_CUT)
+    a = analyze_text(tmp_path, "^CProcess Process-2:\nProcess Process-3:\n" + _DETOKENIZER_CUT)
     assert a.outcome == "stopped" and "scheduler-crash" not in _names(a)
 
 
 def test_echo_alone_on_the_line_before(tmp_path: Path) -> None:
-    a = _analyze(tmp_path, "^C\nProcess Process-2:\n" + _DETOKENIZER_CUT)
+    a = analyze_text(tmp_path, "^C\nProcess Process-2:\n" + _DETOKENIZER_CUT)
     assert a.outcome == "stopped" and "scheduler-crash" not in _names(a)
 
 
 def test_without_the_echo_the_cut_traceback_is_a_crash(tmp_path: Path) -> None:
     # Near miss: the same cut traceback with nothing that says Ctrl-C: the fallback reports it.
-    a = _analyze(tmp_path, "Process Process-2:\n" + _DETOKENIZER_CUT)
+    a = analyze_text(tmp_path, "Process Process-2:\n" + _DETOKENIZER_CUT)
     assert "scheduler-crash" in _names(a) and a.outcome != "stopped"
 
 
 def test_echo_before_a_real_exception_is_still_that_exception(tmp_path: Path) -> None:
     # Near miss: a traceback whose exception line is shown and is no interrupt is what it says.
     text = "^CProcess Process-2:\n" + _DETOKENIZER_CUT + "RuntimeError: CUDA error: an illegal memory access was encountered\n"
-    a = _analyze(tmp_path, text)
+    a = analyze_text(tmp_path, text)
     assert a.outcome != "stopped" and a.root_cause is not None

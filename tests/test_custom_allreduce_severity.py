@@ -14,17 +14,13 @@ from pathlib import Path
 
 from logparse.engine.core import analyze
 from logparse.model.events import Severity
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, analyze_text
 
 _W18 = ("[2025-06-01 10:00:00 TP{r}] Setup Custom allreduce failed with CUDA error: peer access is not supported "
         "between these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.\n")
 _GOES_ON = "[2025-06-01 10:00:01 TP{r}] Load weight begin. avail mem=78.31 GB\n"
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "x.log"
-    log.write_text(text, encoding="utf-8")
-    return analyze(str(log))
 
 
 def _ar(a):  # type: ignore[no-untyped-def]
@@ -33,7 +29,7 @@ def _ar(a):  # type: ignore[no-untyped-def]
 
 def test_setup_warning_with_peer_access_is_a_fallback(tmp_path: Path) -> None:
     text = "".join(_W18.format(r=r) for r in (0, 1)) + "".join(_GOES_ON.format(r=r) for r in (0, 1))
-    a = _analyze(tmp_path, text)
+    a = analyze_text(tmp_path, text)
     assert a.root_cause is None and a.outcome == "incomplete"
     assert _ar(a) and all(f.severity == Severity.INFO for f in _ar(a))
 
@@ -51,7 +47,7 @@ def test_peer_access_exception_after_the_warning_is_still_an_error(tmp_path: Pat
         '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process\n'
         "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)\n"
         "RuntimeError: CUDA error: peer access is not supported between these two devices\n")
-    a = _analyze(tmp_path, text)
+    a = analyze_text(tmp_path, text)
     assert a.root_cause is not None and a.root_cause.name == "custom-allreduce-unavailable"
     assert a.outcome == "crashed-at-startup"
 
@@ -61,6 +57,6 @@ def test_old_kernel_line_alone_is_a_startup_crash(tmp_path: Path) -> None:
     # setting up its buffers, which only happens while the server starts.
     line = ("Failed: Cuda error /tmp/pip-req-build-2ar9y_eb/csrc/custom_all_reduce.cuh:307 "
             "'peer access is not supported between these two devices'\n")
-    a = _analyze(tmp_path, line)
+    a = analyze_text(tmp_path, line)
     assert a.root_cause is not None and a.root_cause.name == "custom-allreduce-unavailable"
     assert a.outcome == "crashed-at-startup"

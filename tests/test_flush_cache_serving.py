@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logparse.engine.core import analyze
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, analyze_text
 
 _CRASH = (
     "[2025-05-26 16:01:06 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
@@ -22,10 +22,6 @@ _CRASH = (
 )
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "x.log"
-    log.write_text(text, encoding="utf-8")
-    return analyze(str(log))
 
 
 def test_dev_case_crashed_while_serving() -> None:
@@ -35,15 +31,15 @@ def test_dev_case_crashed_while_serving() -> None:
 
 def test_queued_request_counts_too(tmp_path: Path) -> None:
     line = "[2025-05-26 16:01:05 TP0] Cache not flushed because there are pending requests. #queue-req: 3, #running-req: 0\n"
-    assert _analyze(tmp_path, line + _CRASH).outcome == "crashed-while-serving"
+    assert analyze_text(tmp_path, line + _CRASH).outcome == "crashed-while-serving"
 
 
 def test_refusal_without_its_counts_says_nothing_of_serving(tmp_path: Path) -> None:
     # Near miss: the line cut before its counts does not show a request in flight.
     line = "[2025-05-26 16:01:05 TP0] Cache not flushed because there are pending requests.\n"
-    assert _analyze(tmp_path, line + _CRASH).outcome is None
+    assert analyze_text(tmp_path, line + _CRASH).outcome is None
 
 
 def test_crash_in_the_loop_without_it_stays_undecided(tmp_path: Path) -> None:
     # Near miss: the same crash with nothing before it may have been the warmup batch.
-    assert _analyze(tmp_path, _CRASH).outcome is None
+    assert analyze_text(tmp_path, _CRASH).outcome is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logparse.engine.core import analyze
+from tests.conftest import analyze_text
 
 # sgl-project/sglang#3778 (0.4.3, TP8): the fatal line and the dump header as in its dev case g-036,
 # then the frames of the other process's dump of the same report (line numbers of that release).
@@ -43,16 +43,10 @@ Current thread 0x00007f2ea0870640 (most recent call first):
 """
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    p = tmp_path / "x.log"
-    p.write_text(text, encoding="utf-8")
-    a = analyze(str(p))
-    assert not a.rule_errors, a.rule_errors
-    return a
 
 
 def test_second_release_segfault_in_comm_init_is_an_nccl_error_at_startup(tmp_path: Path) -> None:
-    a = _analyze(tmp_path, _ISSUE_3778)
+    a = analyze_text(tmp_path, _ISSUE_3778)
     assert a.root_cause is not None and a.root_cause.name == "nccl-error"
     assert a.root_cause.data["during"] == "communicator-init"
     assert "Segmentation fault" in a.root_cause.message
@@ -64,7 +58,7 @@ def test_second_release_segfault_in_comm_init_is_an_nccl_error_at_startup(tmp_pa
 def test_a_snapshot_dump_without_a_fatal_line_is_no_crash(tmp_path: Path) -> None:
     # The same thread listing with no `Fatal Python error:` before it (a SIGUSR1 / on-demand dump of a
     # process waiting in ncclCommInitRank): the process did not die.
-    a = _analyze(tmp_path, _ISSUE_3778.split("\n", 2)[2])
+    a = analyze_text(tmp_path, _ISSUE_3778.split("\n", 2)[2])
     assert "nccl-error" not in a.fired() and "scheduler-crash" not in a.fired()
 
 
@@ -75,12 +69,12 @@ def test_a_bystander_thread_inside_the_binding_is_not_the_crash(tmp_path: Path) 
                  *lines[3:6], "", "Current thread 0x00007f2ea0870640 (most recent call first):",
                  '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce',
                  ""]
-    a = _analyze(tmp_path, "\n".join(bystander))
+    a = analyze_text(tmp_path, "\n".join(bystander))
     assert "nccl-error" not in a.fired()
 
 
 def test_native_crash_outside_nccl_is_a_crash_at_its_first_listed_frame(tmp_path: Path) -> None:
-    a = _analyze(tmp_path, _ISSUE_3745)
+    a = analyze_text(tmp_path, _ISSUE_3745)
     assert "nccl-error" not in a.fired()
     f = a.root_cause
     assert f is not None and f.name == "scheduler-crash"

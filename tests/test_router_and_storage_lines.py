@@ -13,6 +13,7 @@ import pytest
 from logparse.engine.core import analyze
 from logparse.grammar.build import get_parser
 from logparse.model.events import KnownMessage, Unparsed
+from tests.conftest import analyze_text
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "dev"
 
@@ -31,11 +32,11 @@ CASES = [
     ("2025-11-04 10:05:37 DEBUG sglang_router_rs::core::job_queue: src/core/job_queue.rs:228: Worker job queue worker 0 started",
      "router-record"),
     # gRPC worker health check (g-039) and k8s service discovery (g-023)
-    ("2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: Worker "
+    (("2025-10-07 23:31:33 DEBUG sglang_router_rs::core::worker_manager: src/core/worker_manager.rs:1031: Worker "
      "grpc://localhost:20000 health check failed: Connection failed for worker grpc://localhost:20000: Failed to "
-     "connect to gRPC server: transport error", "router-record"),
-    ("2025-07-29 21:11:52  WARN sglang_router_rs::service_discovery: src/service_discovery.rs:323: Retrying in 8 "
-     "seconds with exponential backoff", "router-record"),
+     "connect to gRPC server: transport error"), "router-record"),
+    (("2025-07-29 21:11:52  WARN sglang_router_rs::service_discovery: src/service_discovery.rs:323: Retrying in 8 "
+     "seconds with exponential backoff"), "router-record"),
     # sglang_router's launcher starting the SGLang servers (b-028, 2025-05; the 2024-11 form of its PR #2174)
     ("[Router (Python)] 2025-05-17 01:10:45 - INFO - Launching DP server process 0 on port 31000 - launch_server.py:175",
      "router-launch-dp-server"),
@@ -46,15 +47,15 @@ CASES = [
      "router-load-imbalance"),
     ("Max load: 7530, Min load: 7495", "router-load-imbalance"),
     # Rust panics: 1.73+ (g-038) and the older one-line form
-    ("thread '<unnamed>' panicked at /home/router/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.45.1/"
-     "src/runtime/blocking/shutdown.rs:51:21:", "rust-panic"),
+    (("thread '<unnamed>' panicked at /home/router/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.45.1/"
+     "src/runtime/blocking/shutdown.rs:51:21:"), "rust-panic"),
     ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 98 }', src/main.rs:2:5",
      "rust-panic"),
-    ("Cannot drop a runtime in a context where blocking is not allowed. This happens when a runtime is dropped from "
-     "within an asynchronous context.", "tokio-runtime-drop"),
+    (("Cannot drop a runtime in a context where blocking is not allowed. This happens when a runtime is dropped from "
+     "within an asynchronous context."), "tokio-runtime-drop"),
     # HiCache storage back-ends (f-038; the template of sglang 0.5.x backend_factory.py / storage_hf3fs.py)
-    ("[2025-12-25 09:59:20 TP0] Creating storage backend 'hf3fs' "
-     "(sglang.srt.mem_cache.storage.hf3fs.storage_hf3fs.HiCacheHF3FS)", "hicache-storage-create"),
+    (("[2025-12-25 09:59:20 TP0] Creating storage backend 'hf3fs' "
+     "(sglang.srt.mem_cache.storage.hf3fs.storage_hf3fs.HiCacheHF3FS)"), "hicache-storage-create"),
     ("[2025-12-25 09:59:20 TP0] Using global metadata client with server url: http://10.95.109.64:19090",
      "hf3fs-metadata-client"),
     # Mooncake configuration, every wording (g-011's; 0.5.x load_from_env / load_from_file / extra_config)
@@ -91,12 +92,6 @@ def test_near_miss_is_unparsed(parser, line: str) -> None:  # type: ignore[no-un
     assert parser.parse_lalr(line) == (env, cls, kw)
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    p = tmp_path / "x.log"
-    p.write_text(text, encoding="utf-8")
-    a = analyze(str(p))
-    assert not a.rule_errors, a.rule_errors
-    return a
 
 
 def test_router_health_checks_are_not_the_servers(tmp_path: Path) -> None:
@@ -106,7 +101,7 @@ def test_router_health_checks_are_not_the_servers(tmp_path: Path) -> None:
     text = (DEV / "g-039.log").read_text(encoding="utf-8") + (
         "\n[2026-03-07 15:40:02] Health check failed. Server couldn't get a response from detokenizer for last "
         "20 seconds. tic start time: 15:40:02. last_heartbeat time: 15:39:11\n")
-    assert "health-check-failed" in _analyze(tmp_path, text).fired()
+    assert "health-check-failed" in analyze_text(tmp_path, text).fired()
 
 
 @pytest.mark.parametrize("case", ["g-038", "f-033"])
@@ -125,5 +120,5 @@ def test_storage_set_up_then_ready_is_ready(tmp_path: Path) -> None:
     # Near miss: the same start-up lines followed by the ready marker are a start-up that finished.
     text = (DEV / "f-038.log").read_text(encoding="utf-8").rstrip("\n").rsplit("\n", 1)[0] + (
         "\n[2025-12-25 10:01:02] The server is fired up and ready to roll!\n")
-    a = _analyze(tmp_path, text)
+    a = analyze_text(tmp_path, text)
     assert a.outcome == "ready" and "startup-stalled" not in a.fired()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logparse.engine.core import analyze
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, analyze_text
 
 
 def _receive(text: str) -> str:
@@ -24,10 +24,6 @@ _PREFILL = ("[2025-11-06 16:56:10 TP0] Prefill batch. #new-seq: 1, #new-token: 6
             "token usage: 0.00, #running-req: 0, #queue-req: 0, \n")
 
 
-def _analyze(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    log = tmp_path / "x.log"
-    log.write_text(text, encoding="utf-8")
-    return analyze(str(log))
 
 
 def test_dev_case_cut_during_the_warmup() -> None:
@@ -38,12 +34,12 @@ def test_dev_case_cut_during_the_warmup() -> None:
 
 
 def test_logged_warmup_request_alone_is_a_start_up(tmp_path: Path) -> None:
-    a = _analyze(tmp_path, _receive("The capital city of France is"))
+    a = analyze_text(tmp_path, _receive("The capital city of France is"))
     assert a.outcome == "incomplete" and any(f.name == "startup-stalled" for f in a.findings)
 
 
 def test_a_users_request_is_not_the_warmup(tmp_path: Path) -> None:
     # Near miss: the same logged request and prefill with another prompt: someone's request to a
     # server already up (serving), never a start-up that stalled.
-    a = _analyze(tmp_path, _receive("Write a haiku about GPUs") + _PREFILL)
+    a = analyze_text(tmp_path, _receive("Write a haiku about GPUs") + _PREFILL)
     assert a.outcome != "incomplete" and not any(f.name == "startup-stalled" for f in a.findings)
