@@ -65,14 +65,28 @@ def traceback_phase(tb: Traceback) -> str:
 _TOP_LEVEL_FUNCS = frozenset({"<module>", "_run_module_as_main", "_run_code"})
 
 
+# SGLang's HTTP server launcher (`http_server.launch_server`, 0.4–0.5.x; `server.launch_server`
+# before) runs only in the main process: a traceback whose outermost frame is it is the main
+# process's (printed from the launcher's own frame, e.g. uvicorn.run failing).
+_LAUNCHER_FILES = frozenset({"http_server.py", "server.py"})
+# Entry functions of the server's child processes (any release): below them it is a child's.
+_CHILD_ENTRY_FUNCS = _PROCESS_ENTRY_FUNCS | {"start_router_process", "start_detokenizer_process"}
+
+
 def main_top_level(tb: Traceback) -> bool:
     """A traceback of the launching program's main thread that reached its top level: the outermost
-    frame is module level (a script, runpy), and no process header, rank tag, or server process's
-    entry or loop frame says a child printed it. Such an exception ended the main program itself."""
+    frame is module level (a script, runpy) or SGLang's HTTP server launcher, and no process header,
+    rank tag, or server process's entry or loop frame says a child printed it. Such an exception
+    ended the main program itself. (The one owner of this fact: the crash rule and the outcome
+    both ask it.)"""
     funcs = [f.func for f in tb.frames if f.func]
-    if tb.process or tb.rank or not funcs or funcs[0] not in _TOP_LEVEL_FUNCS:
+    if tb.process or tb.rank or not funcs:
         return False
-    return not set(funcs) & (_SERVING_FUNCS | _PROCESS_ENTRY_FUNCS | {"start_router_process"})
+    outer = tb.frames[0]
+    launcher = outer.func == "launch_server" and outer.path.replace("\\", "/").rsplit("/", 1)[-1] in _LAUNCHER_FILES
+    if funcs[0] not in _TOP_LEVEL_FUNCS and not launcher:
+        return False
+    return not set(funcs) & (_SERVING_FUNCS | _CHILD_ENTRY_FUNCS)
 
 
 # The entry frames of a `threading.Thread` (CPython's threading.py, every 3.x): the thread's bootstrap.

@@ -14,7 +14,6 @@ from logparse.rules.frames import (
     SCHEDULER_LOOP_FUNCS,
     crashing_frame,
     ends_at_native_crash,
-    file_name,
     first_sglang_frame,
     frame_funcs,
     in_graph_capture,
@@ -23,6 +22,7 @@ from logparse.rules.frames import (
 )
 from logparse.rules.registry import rule
 from logparse.run.readiness import user_interrupt
+from logparse.run.stage import main_top_level
 
 # What an exit code of a dead scheduler says about how it died.
 _EXIT_CODES = {-3: "SIGQUIT: the scheduler's own error path, not the OOM killer", -6: "SIGABRT (a native abort)",
@@ -137,7 +137,7 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
         message = f"{who}raised an exception (the traceback is cut before its exception line){at}"
         remedy = ("the exception line (the traceback's last line) is not in the log: get the complete log of "
                   f"{tb.rank or 'this process'} to see which exception it was")
-        if _main_process(tb):
+        if main_top_level(tb):
             # The launching program's own top level (a CLI, `python -m …`), cut: no server process is
             # shown failing and the exception is not either — reported, but no guessed root cause.
             data["process"] = "main"
@@ -169,29 +169,6 @@ def _native_crash_finding(ctx: RuleContext, tb: Traceback, signal: ShellSignal, 
     return ctx.finding("scheduler-crash", message, remedy, events=[signal, tb], data=data)
 
 
-# The outermost frames of a program started from the command line (a console script, `python -m`).
-_TOP_LEVEL = frozenset({"<module>", "_run_module_as_main", "_run_code"})
-
-
-def _main_process(tb: Traceback) -> bool:
-    """A traceback of the launching program's main thread: its outermost frame is module level
-    (a console script, runpy), no process header or rank, and no server process's entry or loop."""
-    funcs = frame_funcs(tb)
-    if tb.process or tb.rank or not funcs:
-        return False
-    outer = funcs[0]
-    # SGLang's HTTP server launcher (`http_server.launch_server`, 0.4–0.5.x; `server.launch_server`
-    # before) runs only in the main process: a traceback that starts there is the main process's
-    # (printed from the launcher's own frame, e.g. uvicorn.run failing).
-    launcher = outer == "launch_server" and file_name(tb.frames[0].path) in _LAUNCHER_FILES
-    if outer not in _TOP_LEVEL and not launcher:
-        return False
-    return not set(funcs) & (SCHEDULER_LOOP_FUNCS | _SERVER_PROCESS_FUNCS)
-
-
-_LAUNCHER_FILES = frozenset({"http_server.py", "server.py"})
-
-
 def _unplaced_native_dump(tb: Traceback) -> bool:
     """A faulthandler dump that shows no process and no place: a thread listing whose header was
     cut off (its frames run most recent call first, so the module level — `<module>`, runpy's
@@ -207,9 +184,6 @@ def _unplaced_native_dump(tb: Traceback) -> bool:
     return last.func == "_run_module_as_main" or (last.func == "<module>" and last.path == "<string>")
 
 
-# Entry functions of SGLang's server processes (any release): below them the traceback is a server's.
-_SERVER_PROCESS_FUNCS = frozenset({"run_scheduler_process", "run_detokenizer_process", "start_router_process",
-                                   "run_data_parallel_controller_process", "start_detokenizer_process"})
 
 
 @rule(code="SRV006", name="scheduler-crash", family="server", severity=Severity.ERROR,
