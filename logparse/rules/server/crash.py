@@ -218,7 +218,7 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
     dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
-        if tb.exc_type in ("KeyboardInterrupt", "SystemExit") or user_interrupt(ctx.log, tb):
+        if user_interrupt(ctx.log, tb):  # KeyboardInterrupt/SystemExit, or cut at a Ctrl-C echo
             continue  # someone stopped it (Ctrl-C, its `^C` echo right before a cut traceback)
         if tb.process == FAULTHANDLER:
             # A thread dump: a crash only for the crashing thread of a fatal-signal dump, and it says
