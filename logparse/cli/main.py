@@ -6,18 +6,24 @@ Exit codes: 0 ok; 1 findings at or above --fail-on (check); 2 usage or input err
 
 from __future__ import annotations
 
-import codecs
-import errno
-import io
-import os
-import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+# First, before click and the rest: the garbage collector stays off while the CLI's modules load
+# (cli/startup.py; the imports below come after this call on purpose, hence E402).
+from logparse.cli.startup import pause_gc, resume_gc
 
-import click
+pause_gc()
 
-from logparse._version import __version__
-from logparse.cli.options import (
+import codecs  # noqa: E402
+import errno  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import TYPE_CHECKING, Any, NoReturn  # noqa: E402
+
+import click  # noqa: E402
+
+from logparse._version import __version__  # noqa: E402
+from logparse.cli.options import (  # noqa: E402
     examples,
     jobs_option,
     no_redact_option,
@@ -25,8 +31,8 @@ from logparse.cli.options import (
     resolve_inputs,  # re-exported: the other command modules import it from here
     window_options,
 )
-from logparse.cli.textopts import text_layout, text_options
-from logparse.io.reader import InputError
+from logparse.cli.textopts import text_layout, text_options  # noqa: E402
+from logparse.io.reader import InputError  # noqa: E402
 
 if TYPE_CHECKING:
     from logparse.model.window import TimeWindow
@@ -124,6 +130,7 @@ class _Group(click.Group):
         if reconfigure is not None:
             reconfigure(errors=OUTPUT_ERRORS)
         kwargs["standalone_mode"] = False
+        pause_gc()
         try:
             code = super().main(*args, **kwargs)
         except _NO_ARGS_IS_HELP as err:
@@ -137,6 +144,8 @@ class _Group(click.Group):
             fail("interrupted", 130)
         except SystemExit as done:
             code = done.code
+        finally:
+            resume_gc()
         try:
             sys.stdout.flush()
         except BrokenPipeError:
@@ -144,6 +153,12 @@ class _Group(click.Group):
         except OSError as err:
             _output_failed(err)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in SHORT_RUN_COMMANDS:
+            resume_gc()  # it does not tell cli/startup.py its inputs: no pause for it
+        return name, command, rest
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -398,6 +413,13 @@ def _module_exists(module: str) -> bool:
 
 main.list_commands = _list_commands  # type: ignore[method-assign]
 main.get_command = _get_command  # type: ignore[method-assign, assignment]
+
+# Commands whose inputs go through cli/options.py expand_inputs, which switches the collector back
+# on for anything but a short run (cli/startup.py); every other command gets it back at once.
+SHORT_RUN_COMMANDS = frozenset({"analyze", "events", "check", "report", "compare", "export"})
+
+# Imported, not run (tests, the API): the collector is back on; `main` pauses it again for a run.
+resume_gc()
 
 if __name__ == "__main__":
     main()

@@ -75,12 +75,15 @@ def expand_globs(paths: Sequence[str]) -> list[str]:
 def expand_inputs(paths: Sequence[str]) -> list[str]:
     """Globs, then directories, without looking inside the files; one line and exit 2 when a
     path names nothing (a pattern matching nothing, a missing path, a folder without logs)."""
+    from logparse.cli.startup import inputs_known
     from logparse.io.reader import InputError, expand_paths
 
     try:
-        return expand_paths(expand_globs(paths))
+        files = expand_paths(expand_globs(paths))
     except InputError as err:
         return _fail(str(err))  # type: ignore[no-any-return]
+    inputs_known(files)  # a long run gets the garbage collector back before any line is read
+    return files
 
 
 def unreadable(path: str) -> str | None:
