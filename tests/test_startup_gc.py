@@ -110,24 +110,35 @@ def test_an_in_process_run_gives_the_collector_back() -> None:
 
 _PROBE = """
 import gc, json, sys
-import logparse.cli.startup  # before the CLI's modules: count from here
-if sys.argv[2] == "no-pause":
-    logparse.cli.startup.pause_gc = lambda: None
+import logparse.cli.startup as startup
+# Counted from the CLI's first line on (compiling a changed module before it may collect).
+started, pause = [], startup.pause_gc
+def first_line():
+    started.append(True)
+    if sys.argv[2] != "no-pause":
+        pause()
+startup.pause_gc = first_line
 seen = []
-gc.callbacks.append(lambda phase, info: seen.append(info["generation"]) if phase == "start" else None)
+gc.callbacks.append(lambda phase, info: seen.append(info["generation"]) if phase == "start" and started else None)
 from logparse.cli.main import main
-sys.argv = ["logdiag", *json.loads(sys.argv[1])]
-try:
-    main()
-except SystemExit as done:
-    code = done.code
-print(json.dumps({"code": code, "collections": seen, "enabled": gc.isenabled()}), file=sys.stderr)
+args = ["logdiag", *json.loads(sys.argv[1])]
+runs = []
+for _ in range(int(sys.argv[3])):
+    sys.argv = args
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+    runs.append(seen[:])
+    seen.clear()
+print(json.dumps({"code": code, "collections": runs[0], "later": runs[1:], "enabled": gc.isenabled(),
+                  "frozen": gc.get_freeze_count()}), file=sys.stderr)
 """
 
 
-def _probe(args: list[str], mode: str = "normal") -> dict[str, object]:
+def _probe(args: list[str], mode: str = "normal", runs: int = 1) -> dict[str, object]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args), mode], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args), mode, str(runs)], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=300, check=False)
     doc: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
     return doc
@@ -139,6 +150,7 @@ def test_a_short_analyze_runs_no_collection() -> None:
     assert doc["code"] in (0, None)
     assert doc["collections"] == []
     assert doc["enabled"] is True
+    assert doc["frozen"] > 0  # the interpreter's final collection skips the run's objects
 
 
 def test_the_probe_sees_collections() -> None:
@@ -146,3 +158,12 @@ def test_the_probe_sees_collections() -> None:
     doc = _probe(["analyze", str(_a_log()), "--format", "json"], "no-pause")
     assert doc["code"] in (0, None)
     assert len(doc["collections"]) > 10  # type: ignore[arg-type]
+
+
+def test_only_a_process_first_command_is_paused() -> None:
+    """A process that runs several commands (tests do, in-process) runs the later ones with the
+    collector as usual, and what the first one froze is given back to the collector."""
+    doc = _probe(["analyze", str(_a_log()), "--format", "json"], runs=3)
+    assert doc["collections"] == []
+    assert all(len(later) > 0 for later in doc["later"])  # type: ignore[union-attr]
+    assert doc["frozen"] == 0

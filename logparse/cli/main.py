@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # First, before click and the rest: the garbage collector stays off while the CLI's modules load
 # (cli/startup.py; the imports below come after this call on purpose, hence E402).
-from logparse.cli.startup import pause_gc, resume_gc
+from logparse.cli.startup import command_done, command_starts, pause_gc, resume_gc
 
 pause_gc()
 
@@ -130,7 +130,7 @@ class _Group(click.Group):
         if reconfigure is not None:
             reconfigure(errors=OUTPUT_ERRORS)
         kwargs["standalone_mode"] = False
-        pause_gc()
+        command_starts()
         try:
             code = super().main(*args, **kwargs)
         except _NO_ARGS_IS_HELP as err:
@@ -145,7 +145,7 @@ class _Group(click.Group):
         except SystemExit as done:
             code = done.code
         finally:
-            resume_gc()
+            command_done()
         try:
             sys.stdout.flush()
         except BrokenPipeError:
