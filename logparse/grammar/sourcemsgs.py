@@ -66,7 +66,23 @@ def _regex(template: str) -> str:
 
 
 def _first_word(text: str) -> str:
-    return text.split(" ", 1)[0]
+    i = text.find(" ")  # not split(): that would copy the rest of the line too
+    return text if i < 0 else text[:i]
+
+
+# The words of the last line looked up (`(text, words)`): classify asks SGLang's index and then the
+# libraries' about the same line, and both key their floating templates by the line's words.
+_last_words: tuple[str, list[str]] = ("", [])
+
+
+def _words(text: str) -> list[str]:
+    global _last_words
+    last = _last_words
+    if last[0] == text and text:
+        return last[1]
+    words = _WORD.findall(text)
+    _last_words = (text, words)
+    return words
 
 
 def _alnum(pieces: list[str]) -> int:
@@ -137,8 +153,15 @@ class SourceMessages:
         self._sources: dict[str, list[str]] = index["by_word"]
         self._floating: dict[str, list[tuple[str, str]]] = index["floating"]
         self._unkeyed: list[tuple[str, str]] = index["unkeyed"]
-        self._compiled: dict[str, re.Pattern[str] | None] = {}
+        self._compiled: dict[str, re.Pattern[str]] = {}
         self._floating_compiled: dict[str, re.Pattern[str]] = {}
+        # The key words as a set: a line's words are intersected with it in one call.
+        self._floating_keys = frozenset(self._floating)
+        # The unkeyed templates by their longest piece (some share one): one `in` test per piece.
+        unkeyed: dict[str, list[tuple[str, str]]] = {}
+        for piece, template in self._unkeyed:
+            unkeyed.setdefault(piece, []).append((piece, template))
+        self._unkeyed_by_piece = list(unkeyed.items())
 
     def index(self) -> dict[str, Any]:
         """The built index as plain data (JSON makes its pairs lists), for the per-user cache."""
@@ -163,14 +186,14 @@ class SourceMessages:
                 + len(self._unkeyed))
 
     def _for_word(self, word: str) -> re.Pattern[str] | None:
-        try:
-            return self._compiled[word]
-        except KeyError:
-            pass
+        pattern = self._compiled.get(word)
+        if pattern is not None:
+            return pattern
         sources = self._sources.get(word)
-        pattern = re.compile("(?:" + "|".join(_regex(t) for t in sources) + r")\s*") if sources else None
-        if len(self._compiled) < 65536:  # bounded: a log's first words are few, junk is not
-            self._compiled[word] = pattern
+        if not sources:
+            return None  # not a template's first word: nothing to compile, nothing to remember
+        # Bounded by the index's first words (a junk word is never a key here).
+        pattern = self._compiled[word] = re.compile("(?:" + "|".join(_regex(t) for t in sources) + r")\s*")
         return pattern
 
     def _floating_match(self, text: str, candidates: list[tuple[str, str]]) -> bool:
@@ -192,11 +215,14 @@ class SourceMessages:
         if pattern is not None and pattern.fullmatch(text):
             return True
         if self._floating:
-            for word in set(_WORD.findall(text)):
-                candidates = self._floating.get(word)
-                if candidates and self._floating_match(text, candidates):
+            # Only the key words the line holds (usually none): a set intersection, in C.
+            for word in self._floating_keys.intersection(_words(text)):
+                if self._floating_match(text, self._floating[word]):
                     return True
-        return self._floating_match(text, self._unkeyed)
+        for piece, candidates in self._unkeyed_by_piece:
+            if piece in text and self._floating_match(text, candidates):
+                return True
+        return False
 
     def is_cut_prefix(self, text: str) -> bool:
         """Whether `text` is the start of a template's literal head, cut short (an excerpt that ends

@@ -119,6 +119,8 @@ _MONTHS = {
     )
 }
 _DIGITS = frozenset("0123456789")
+# First letters of rust tracing's levels (TRACE DEBUG INFO WARN ERROR).
+_RUST_LEVEL_FIRST = frozenset("TDIWE")
 # Kinds after which the rest is the message itself (no further wrapper can follow).
 _TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", _CUSTOM_RANKED, "rust-tracing"})
 # Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
@@ -208,20 +210,25 @@ def _match_prefix(s: str) -> _Prefix | None:
     if c in _DIGITS:
         sep = s[10:11]
         if sep == "T":
-            m = _RUST_RE.match(s)
-            if m:
-                return (
-                    "rust-tracing",
-                    _iso_ts(m[1], m[2], m[3]),
-                    None,
-                    None,
-                    None,
-                    None,
-                    m[5],
-                    m[6],
-                    m.end(),
-                )
             m = _ISO_RE.match(s)
+            # Rust tracing's prefix is the same stamp followed by spaces and its level: where
+            # `_ISO_RE` fails it fails too, and the stamp can end only where `_ISO_RE`'s ends (a
+            # fraction's digits and a zone are greedy and followed by a space), so it is tried only
+            # when a level's first letter follows the spaces (not on every kubectl line).
+            if m and s[m.end() :].lstrip(" ")[:1] in _RUST_LEVEL_FIRST:
+                r = _RUST_RE.match(s)
+                if r:
+                    return (
+                        "rust-tracing",
+                        _iso_ts(r[1], r[2], r[3]),
+                        None,
+                        None,
+                        None,
+                        None,
+                        r[5],
+                        r[6],
+                        r.end(),
+                    )
             if m:
                 # kubectl --timestamps prints RFC3339Nano in UTC: 9 fraction digits + Z.
                 kind = "k8s" if m[4] == "Z" and m[3] and len(m[3]) == 9 else "iso-timestamp"
@@ -397,6 +404,25 @@ class Unwrapper:
         first = _match_prefix(s)
         if first is None:
             return None, s
+        pos = first[8]
+        kind = first[0]
+        rest = s[pos:]
+        if kind in _TERMINAL_KINDS or _is_envelope(rest):
+            # One prefix (the common case: the loop below would stop at once): the same result
+            # without the list of prefixes and the nesting loop.
+            key = s[:pos]
+            hit = self._cache.get(key)
+            if hit is None:
+                hit = (_merge([first]), kind in _RSTRIP_KINDS)
+                if len(self._cache) > 4096:
+                    self._cache.clear()
+                self._cache[key] = hit
+            w, strip = hit
+            if kind in _REPEATING_KINDS:
+                self.last_text, self.last_len, self.last_wrapper = key, pos, w
+            if kind == _CUSTOM_RANKED:
+                rest = _ranked_envelope(key) + rest
+            return w, (rest.rstrip() if strip else rest)
         prefixes = [first]
         pos = first[8]
         kind = first[0]

@@ -212,7 +212,7 @@ def classify(text: str) -> str | None:
         return "foreign-logger"
     if _PYTHON_WARNING.match(body):
         return "python-warning"
-    if _PROGRESS_BAR.fullmatch(body):
+    if "%" in body and _PROGRESS_BAR.fullmatch(body):  # (every bar form has its percentage)
         return "progress-bar"
     if _TEST_RUNNER.match(body):
         return "test-runner"

@@ -25,13 +25,28 @@ _MASKS = [
 MAX_TEMPLATES = 5_000  # distinct templates kept; the rest are counted under one overflow bucket
 MAX_TEMPLATE_CHARS = 160
 OVERFLOW = "<other templates>"
+# What an unparsed line is (its kind, or its template) depends on its text alone, and logs repeat
+# such lines (a corpus pasted twice, another program's fixed messages, every rank's copy): the
+# answer is kept per text. Bounded in entries and in the length of a kept text (a memo of long
+# unique lines would only cost memory); a full memo starts over.
+MEMO_ENTRIES = 8192
+MEMO_TEXT_CHARS = 400
 
 
 def template_of(text: str) -> str:
     """Mask the variable parts of a line: '… avail mem=12.3 GB' → '… avail mem=<n> GB'."""
     t = text[:MAX_TEMPLATE_CHARS * 2]
-    for pattern, repl in _MASKS:
-        t = pattern.sub(repl, t)
+    path, hex_, ip, long_hex, number = _MASKS
+    # A mask that cannot match (a path needs '/', a 0x number its '0x', an address its dots) is
+    # skipped: the substitutions run in the same order on the same text as without the checks.
+    if "/" in t:
+        t = path[0].sub(path[1], t)
+    if "0x" in t:
+        t = hex_[0].sub(hex_[1], t)
+    if "." in t:
+        t = ip[0].sub(ip[1], t)
+    t = long_hex[0].sub(long_hex[1], t)
+    t = number[0].sub(number[1], t)
     t = " ".join(t.split())
     return t[:MAX_TEMPLATE_CHARS]
 
@@ -50,16 +65,33 @@ class Coverage:
     classified: Counter[str] = field(default_factory=Counter)
     # The line number and kind of the last classified line (a reclaim of it moves it out of `classified`).
     _last_classified: tuple[int, str] | None = None
+    # Text → (kind, None) or (None, template) of lines seen (MEMO_ENTRIES): not part of the result.
+    _memo: dict[str, tuple[str | None, str | None]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickled coverage (a worker's or a fleet's result) carries its counts, not the memo.
+        state = self.__dict__.copy()
+        state["_memo"] = {}
+        return state
 
     def add_unparsed(self, line_no: int, text: str) -> None:
-        kind = classify(text)
+        memo = self._memo
+        hit = memo.get(text)
+        if hit is None:
+            kind = classify(text)
+            hit = (kind, template_of(text) if kind is None else None)
+            if len(text) <= MEMO_TEXT_CHARS:
+                if len(memo) >= MEMO_ENTRIES:
+                    memo.clear()
+                memo[text] = hit
+        kind, key = hit
         if kind is not None:
             self.recognized += 1
             self.classified[kind] += 1
             self._last_classified = (line_no, kind)
             return
+        assert key is not None
         self.unparsed += 1
-        key = template_of(text)
         if key not in self.templates and len(self.templates) >= MAX_TEMPLATES:
             key = OVERFLOW
         self.templates[key] += 1
