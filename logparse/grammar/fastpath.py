@@ -10,6 +10,7 @@ terminal are tried, and the captured tokens go to the same Transformer callbacks
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -41,6 +42,11 @@ _token = FastToken
 
 # A parsed line: (envelope, event class, field values); see logparse.grammar.transform.
 ParsedLine = tuple[Any, type, dict[str, Any]]
+
+# What `FastPath.parse_hot` returns for a line it appended to the stage's columns itself.
+HOT: Any = ("hot",)
+# Serial numbers of learned shapes: a stage's appenders are keyed by them (`HotRows.adders`).
+_SERIALS = itertools.count(1)
 
 
 @dataclass(slots=True)
@@ -308,6 +314,31 @@ _SHAPE_AFTER = 128
 _MAX_SHAPES = 6
 
 
+# The stats body terminal (grammars/runtime.lark STATS_BODY) for which `_tight_signature` is proved.
+PROVED_STATS_BODY = r"#?[A-Za-z][^:,]*: [^,]*(?:, #?[A-Za-z][^:,]*: [^,]*)*(?:, [^,:]*:?)?,? ?"
+_BODY_KEY = re.compile(r"#?[A-Za-z][^:,]*")
+
+
+def _tight_signature(keys: list[str], body_src: str) -> str | None:
+    """A signature regex that needs no body lookahead in a fused shape, or None.
+
+    The fused shape proves lark's body token with `(?=(?>BODY)\\Z)` before the signature
+    `k1: ([^,]*), …, kn: ([^,]*?)[, ]*` captures the values; the lookahead costs as much as the
+    capture. This regex matches a subset of those bodies, with the same captures, on which the
+    lookahead is always true, so it can go: the last value is empty or ends in neither ',' nor
+    ' ' and only '', ', ', ',' or ' ' follows it (then the lazy value of the signature is the
+    same text: a shorter one would leave a character outside [, ]). For STATS_BODY (proved for
+    this text only) and keys matching its key pattern `#?[A-Za-z][^:,]*` (no ':' or ','), the
+    all-greedy path of BODY — which is its first match, what the atomic group keeps — reads
+    each key up to its ':', each value up to the next ',' and the tail through its optional
+    parts, ending at the end of the line. A body outside the subset (',,' after the last value,
+    a value ending in blanks) misses this shape and takes the plain shape: still exact."""
+    if body_src != PROVED_STATS_BODY or not keys or not all(_BODY_KEY.fullmatch(k) for k in keys):
+        return None
+    parts = [f"{re.escape(k)}: ([^,]*)" for k in keys[:-1]] + [f"{re.escape(keys[-1])}: ((?:[^,]*[^, ])?)(?:, |,| )?"]
+    return "(?:" + ", ".join(parts) + ")"
+
+
 @dataclass(slots=True)
 class _Shape:
     regex: re.Pattern[str]
@@ -316,6 +347,10 @@ class _Shape:
     hits: int = 0
     parts: str = ""  # the regex source before the alternative (line start, prefix, lookaheads)
     counts: dict[int, int] | None = None  # stats signatures seen on this shape (id → count)
+    # An access line's shape whose callback is the transformer's own `http_access`: `parse_hot`
+    # appends its rows straight to the access columns (the group of the ACCESS token).
+    access_group: str | None = None
+    serial: int = 0
 
 
 @dataclass(slots=True)
@@ -330,6 +365,9 @@ class _StatsShape:
     build: Callable[[tuple[str, ...]], dict[str, Any]]
     fields: Callable[[str, dict[str, Any]], tuple[type, dict[str, Any]]]
     hits: int = 0
+    cls: type = object  # DecodeBatch or PrefillBatch
+    plan: tuple[tuple[str, str], ...] = ()  # the signature's `_Signature.plan`
+    serial: int = 0
 
 
 class FastPath:
@@ -361,6 +399,11 @@ class FastPath:
         self._shapes: list[_Shape] = []
         self._stats_shapes: list[_StatsShape] = []
         self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
+        # `parse_hot` splits access lines itself only when `http_access` is the runtime's own.
+        from logparse.grammar.transform.runtime import RuntimeCallbacks, access_fields
+
+        self._access_split = access_fields if getattr(type(transformer), "http_access", None) is \
+            RuntimeCallbacks.http_access else None
         self._seen: dict[tuple[str, str | None, str, int], int] = {}
         self._parsed = 0
         self._any_prefix: re.Pattern[str] | None = None
@@ -400,7 +443,9 @@ class FastPath:
         parts.append(alt.src)
         # A new shape starts with the count that earned it, or the next hot combination would
         # evict it at once as "least used".
-        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head))
+        access = alt.kept[-1][0] if alt.name == "http_access" and self._access_split is not None else None
+        self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head,
+                                   access_group=access, serial=next(_SERIALS)))
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -431,6 +476,48 @@ class FastPath:
             if m is not None:
                 return self._from_shape(shape, m)
         return self._parse(text)
+
+    def parse_hot(self, text: str, no: int, wrapper: Any, rows: Any) -> Any:
+        """`parse`, except that a line matched by a fused stats shape or an access shape goes
+        straight into the stage's columns (`rows`: `parsing.columns.HotRows`) and HOT is returned:
+        no fields dict, no event tuple. The rows equal those of `parse` + `StatsColumns.add`."""
+        self._parsed += 1
+        if not self._parsed & 2047:
+            self._decay()
+        for fused in self._stats_shapes:
+            m = fused.regex.fullmatch(text)
+            if m is not None:
+                fused.hits += 1
+                add = rows.adders.get(fused.serial)
+                if add is None:
+                    index = {name: i - 1 for name, i in fused.regex.groupindex.items()}
+                    add = rows.stats_adder(fused.serial, fused.cls, fused.plan, fused.fields, index,
+                                           fused.offset, fused.prefix, self.envelope)
+                add(no, wrapper, m.groups())
+                return HOT
+        for shape in self._shapes:
+            m = shape.regex.fullmatch(text)
+            if m is not None:
+                if shape.access_group is None:
+                    return self._from_shape(shape, m)
+                shape.hits += 1
+                add = rows.adders.get(shape.serial)
+                if add is None:
+                    index = {name: i - 1 for name, i in shape.regex.groupindex.items()}
+                    add = rows.access_adder(shape.serial, index, shape.access_group, shape.prefix,
+                                            self.envelope, self._access_split)
+                add(no, wrapper, m.groups())
+                return HOT
+        return self._parse(text)
+
+    def envelope(self, prefix: str, value: str) -> Any:
+        """The Envelope of a prefix token (cached: a pure function of the text)."""
+        env = self._env_cache.get(value)
+        if env is None:
+            if len(self._env_cache) > 50_000:
+                self._env_cache.clear()
+            env = self._env_cache[value] = self._prefix[prefix]([value])
+        return env
 
     def _decay(self) -> None:
         """Every 2048 lines: halve all usage counts, so that shapes reflect what the log prints
@@ -472,7 +559,7 @@ class FastPath:
         """Count the stats signature of this line on its shape; a frequent one gets a fused shape."""
         from logparse.grammar.transform.runtime import stats_signature
 
-        known, fields = self._stats_callbacks[shape.alt.name]
+        known, fields, cls = self._stats_callbacks[shape.alt.name]
         head_src, body_src = self._head_and_body(shape.alt)
         if head_src is None:
             return
@@ -488,10 +575,15 @@ class FastPath:
             if weakest.hits >= n:
                 return
             self._stats_shapes.remove(weakest)
-        source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
+        tight = _tight_signature(sig.keys, body_src)
+        if tight is not None:
+            source = f"{shape.parts}(?>(?P<k0>{head_src})){tight}"
+        else:
+            source = (f"{shape.parts}(?>(?P<k0>{head_src}))(?=(?>{body_src})\\Z)(?:{sig.regex.pattern})")
         regex = re.compile(source)
         self._stats_shapes.append(
-            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n))
+            _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n,
+                        cls=cls, plan=sig.plan, serial=next(_SERIALS)))
 
     def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
         """The head and body terminal patterns of a two-token stats alternative."""

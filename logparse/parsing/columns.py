@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from logparse.grammar.transform import runtime
+from logparse.model import numbers
 from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch
 
 if TYPE_CHECKING:
@@ -105,6 +107,15 @@ class StatsColumns(_Columns):
                 slot[0].append(row)
                 slot[1].append(value)
 
+    def add_extra(self, row: int, extra: dict[str, float]) -> None:
+        """A row's sparse extras (as `add` stores them)."""
+        for name, value in extra.items():
+            slot = self.extra.get(name)
+            if slot is None:
+                slot = self.extra[name] = (array("q"), array("d"))
+            slot[0].append(row)
+            slot[1].append(value)
+
     def extend(self, other: StatsColumns) -> None:
         offset = len(self.line)
         self._extend_base(other)
@@ -192,14 +203,20 @@ class AccessColumns(_Columns):
         self.strings = Interner()
 
     def add(self, line: int, ts: float, rank: str | None, kw: dict[str, Any]) -> None:
-        self._base(line, ts, rank)
+        self.add_fields(line, ts, self.ranks.code(rank), kw["client"], kw["method"], kw["path"], kw["status"])
+
+    def add_fields(self, line: int, ts: float, rank: int, client: str, method: str, path: str, status: int) -> None:
+        """One access row from its fields (`rank` already a code of `self.ranks`)."""
+        self.line.append(line)
+        self.ts.append(ts)
+        self.rank.append(rank)
         code = self.strings.code
-        self.status.append(kw["status"])
-        self.method.append(code(kw["method"]))
+        self.status.append(status)
+        self.method.append(code(method))
         # Paths can carry unbounded query strings; intern the path without the query.
-        self.path.append(code(kw["path"].split("?", 1)[0]))
+        self.path.append(code(path.split("?", 1)[0]))
         # Client ports change per connection; keep the host only.
-        self.client.append(code(kw["client"].rpartition(":")[0] or kw["client"]))
+        self.client.append(code(client.rpartition(":")[0] or client))
 
     def extend(self, other: AccessColumns) -> None:
         self._extend_base(other)
@@ -237,3 +254,172 @@ class AccessColumns(_Columns):
                 path=s[self.path[i]] or "",
                 status=self.status[i],
             )
+
+
+# ---- Hot rows straight from the fast path's matches (no event dict per line) -----------------
+
+_PREFIX_CACHE_MAX = 4096  # distinct prefixes (second x rank) remembered per store (lines come in time order)
+_HEAD_CACHE_MAX = 4096
+
+
+class HotRows:
+    """Where stage 1 puts the hot lines the fast path matched with a learned shape: it turns a
+    shape's match groups straight into column values (`FastPath.parse_hot`). Each fused stats
+    shape gets a function generated for its key signature and its store (`_stats_code`): the
+    same values, damage counts, rank codes and extras as the transformer's fields dict through
+    `StatsColumns.add` (tests/test_hot_rows.py compares both), without building that dict.
+
+    `epoch` is the stage's `TimeCache.epoch` (timestamp text -> epoch seconds, pure)."""
+
+    def __init__(self, decode: StatsColumns, prefill: StatsColumns, access: AccessColumns,
+                 epoch: Callable[[str | None], float]) -> None:
+        self.stores: dict[type, StatsColumns] = {DecodeBatch: decode, PrefillBatch: prefill}
+        self.access = access
+        self.epoch = epoch
+        self.adders: dict[int, Callable[..., None]] = {}
+        # prefix terminal -> prefix text -> (epoch of the envelope's time, None when it has none;
+        # the envelope's rank text). Shared by the stores: decode and prefill lines of one rank
+        # and second have the same prefix.
+        self._prefixes: dict[str, dict[str, tuple[float | None, str | None]]] = {}
+
+    def wrapper_epoch(self, wrapper: Any) -> float:
+        """A line's time when its envelope has none: the wrapper's (as stage 1 reads it)."""
+        return self.epoch(wrapper.ts if wrapper is not None else None)
+
+    def _resolver(self, prefix: str, envelope: Callable[[str, str], Any]
+                  ) -> tuple[dict[str, tuple[float | None, str | None]], Callable[[str], tuple[float | None, str | None]]]:
+        cache = self._prefixes.setdefault(prefix, {})
+        epoch = self.epoch
+
+        def resolve(text: str) -> tuple[float | None, str | None]:
+            env = envelope(prefix, text)
+            hit = (None if env.ts is None else epoch(env.ts), env.rank)
+            if len(cache) >= _PREFIX_CACHE_MAX:
+                cache.clear()
+            cache[text] = hit
+            return hit
+
+        return cache, resolve
+
+    def stats_adder(self, key: int, cls: type, plan: tuple[tuple[str, str], ...], fields: Callable[..., Any],
+                    groups: dict[str, int], offset: int, prefix: str | None,
+                    envelope: Callable[[str, str], Any]) -> Callable[[int, Any, tuple[str, ...]], None]:
+        """The appender of one fused stats shape: (line number, wrapper, match groups) -> a row.
+        `groups`: the regex's group name -> index in `m.groups()`; values start at `offset`."""
+        store = self.stores[cls]
+        namespace: dict[str, Any] = {"NAN": NAN, "_fields": fields, "_damage": numbers.note_damage,
+                                     "_damaged": numbers.damaged, "_number": runtime.number,
+                                     "_MAX_COUNT": runtime.MAX_COUNT_F, "_MAX_FLOAT": runtime.MAX_FLOAT,
+                                     "_wepoch": self.wrapper_epoch, "_heads": {},
+                                     "_add_extra": store.add_extra, "_a_line": store.line.append,
+                                     "_a_ts": store.ts.append, "_a_rank": store.rank.append}
+        if prefix is not None:
+            namespace["_pcache"], namespace["_resolve"] = self._resolver(prefix, envelope)
+            namespace["_rindex"], namespace["_code"] = store.ranks._index, store.ranks.code
+        code = _stats_code(store, plan, groups, offset, prefix is not None, namespace)
+        exec(code, namespace)  # noqa: S102 — generated from field names (identifiers) and indexes only
+        add: Callable[[int, Any, tuple[str, ...]], None] = namespace["add"]
+        self.adders[key] = add
+        return add
+
+    def access_adder(self, key: int, groups: dict[str, int], body: str, prefix: str | None,
+                     envelope: Callable[[str, str], Any], split: Callable[[str], tuple[str, str, str, int, str]]
+                     ) -> Callable[[int, Any, tuple[str, ...]], None]:
+        """The appender of an access line's shape; `split` is the transformer's own field split."""
+        store = self.access
+        wepoch = self.wrapper_epoch
+        at = groups[body]
+        a_line, a_ts, a_rank, a_status = store.line.append, store.ts.append, store.rank.append, store.status.append
+        a_method, a_path, a_client = store.method.append, store.path.append, store.client.append
+        strings, code = store.strings._index, store.strings.code
+        ranks, rank_code = store.ranks._index, store.ranks.code
+        cache, resolve = self._resolver(prefix, envelope) if prefix is not None else ({}, None)
+        at_pfx = groups.get("pfx", 0)
+
+        def add(no: int, wrapper: Any, g: tuple[str, ...]) -> None:
+            # `AccessColumns.add_fields` inlined (interned codes by a dict hit).
+            if resolve is None:
+                ts, rank = wepoch(wrapper), 0
+            else:
+                pfx = g[at_pfx]
+                hit = cache.get(pfx)
+                if hit is None:
+                    hit = resolve(pfx)
+                ts, rk = hit
+                if ts is None:
+                    ts = wepoch(wrapper)
+                rank = ranks.get(rk)
+                if rank is None:
+                    rank = rank_code(rk)
+            client, method, path, status, _reason = split(g[at])
+            a_line(no)
+            a_ts(ts)
+            a_rank(rank)
+            a_status(status)
+            c = strings.get(method)
+            a_method(code(method) if c is None else c)
+            path = path.split("?", 1)[0]
+            c = strings.get(path)
+            a_path(code(path) if c is None else c)
+            client = client.rpartition(":")[0] or client
+            c = strings.get(client)
+            a_client(code(client) if c is None else c)
+        self.adders[key] = add
+        return add
+
+
+def _stats_code(store: StatsColumns, plan: tuple[tuple[str, str], ...], groups: dict[str, int], offset: int,
+                prefixed: bool, namespace: dict[str, Any]) -> str:
+    """The source of a fused stats shape's appender: `_Signature.build` (runtime.py), then the
+    head's fields (`fields(head, kw)` overrides), then `StatsColumns.add`, as straight-line code."""
+    var = {name: f"v{i}" for i, name in enumerate(store.fields)}
+    out = ["def add(no, wrapper, g):"]
+    if prefixed:
+        out += [f"    pfx = g[{groups['pfx']}]", "    hit = _pcache.get(pfx)", "    if hit is None:",
+                "        hit = _resolve(pfx)", "    ts, rk = hit", "    if ts is None:",
+                "        ts = _wepoch(wrapper)", "    rank = _rindex.get(rk)", "    if rank is None:",
+                "        rank = _code(rk)"]
+    else:
+        out += ["    ts = _wepoch(wrapper)", "    rank = 0"]
+    out += [f"    {v} = NAN" for v in var.values()]
+    has_extra = any(kind in ("extra", "graph") for kind, _ in plan)
+    if has_extra:
+        out.append("    extra = {}")
+    for i, (kind, name) in enumerate(plan):
+        at = offset + i
+        target = var.get(name, "_")
+        if kind in ("count", "float"):
+            bound = "_MAX_COUNT" if kind == "count" else "_MAX_FLOAT"
+            out += ["    try:", f"        x = float(g[{at}])", "    except ValueError:", "        _damage()",
+                    "    else:", f"        if -{bound} <= x <= {bound}:",
+                    f"            {target} = {'int(x)' if kind == 'count' else 'x'}", "        else:",
+                    "            _damage()"]
+        elif kind == "graph":
+            out.append(f"    {var.get('cuda_graph', '_')} = g[{at}] == 'True'")
+            if name:
+                out.append(f"    extra[{name!r}] = 1.0")
+        else:
+            out += [f"    x = _number(g[{at}])", "    if x is not None:", f"        extra[{name!r}] = x"]
+    if "token_usage" in var and has_extra:
+        # `_finish`: no plain `token usage` (set values are finite, so NaN = not set): the
+        # first fallback pool printed.
+        usage = var["token_usage"]
+        out.append(f"    if {usage} != {usage}:")
+        for j, name in enumerate(runtime.USAGE_FALLBACK_NAMES):
+            out += [f"        {'elif' if j else 'if'} {name!r} in extra:", f"            {usage} = extra[{name!r}]"]
+    # The head's fields (`Decode batch [N], ` -> iteration; a mixed prefill's running count)
+    # override the body's, as `fields(head, kw)` does. Cached per head text unless reading it
+    # counted damage (the count must stay per line).
+    out += [f"    head = g[{groups['k0']}]", "    hk = _heads.get(head)", "    if hk is None:",
+            "        d = _damaged()", "        hk = _fields(head, {})[1]",
+            f"        if _damaged() == d and len(_heads) < {_HEAD_CACHE_MAX}:", "            _heads[head] = hk",
+            "    if hk:"]
+    out += [f"        {v} = hk.get({name!r}, {v})" for name, v in var.items()]
+    out += ["    _a_line(no)", "    _a_ts(ts)", "    _a_rank(rank)"]
+    for name, v in var.items():
+        namespace[f"_a_{v}"] = store.cols[name].append
+        out.append(f"    _a_{v}({v})")
+    if has_extra:
+        namespace["_line"] = store.line
+        out += ["    if extra:", "        _add_extra(len(_line) - 1, extra)"]
+    return "\n".join(out)

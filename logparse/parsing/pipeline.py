@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.build import get_parser
+from logparse.grammar.fastpath import HOT
 from logparse.grammar.transform import Envelope
 from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
 from logparse.model import numbers
@@ -26,6 +27,7 @@ from logparse.parsing.benchblocks import BenchAssembler
 from logparse.parsing.columns import (
     NAN,
     AccessColumns,
+    HotRows,
     StatsColumns,
     decode_columns,
     epoch,
@@ -188,17 +190,21 @@ def _envelope_ts(env: Envelope | None, wrapper: Any, times: TimeCache) -> dateti
 def _stage1(lines: Iterable[tuple[int, str, Any]], part: _Part, keep_rest: bool) -> Iterator[Rest]:
     """Parse lines; hot ones into columns; yield the rest (or collect it when keep_rest)."""
     parser = get_parser()
-    # The fast path directly (one call less per line); LALR only where it cannot decide.
-    fast = parser.fast.parse if parser.fast is not None else None
+    # The fast path directly (one call less per line); LALR only where it cannot decide. Lines
+    # of a learned stats or access shape go straight into the columns (`HotRows`): HOT back.
+    fast = parser.fast.parse_hot if parser.fast is not None else None
     lalr = parser.parse_lalr
     times = TimeCache()
     epochs = times._epochs  # hot: most lines repeat the previous second (a dict hit, no call)
+    rows = HotRows(part.decode, part.prefill, part.access, times.epoch)
     adds = {DecodeBatch: part.decode.add, PrefillBatch: part.prefill.add, HttpAccess: part.access.add}
     hot = adds.get
     n = 0
     for no, text, wrapper in lines:
         n += 1
-        out = fast(text) if fast is not None else None
+        out = fast(text, no, wrapper, rows) if fast is not None else None
+        if out is HOT:
+            continue
         env, cls, kw = out if out is not None else lalr(text)
         add = hot(cls)
         if add is not None:

@@ -81,6 +81,12 @@ def _number(value: str) -> float | None:
     return None
 
 
+# For the column stores' generated appenders (`parsing/columns.py`): the same conversions.
+number = _number
+MAX_FLOAT = _MAX_FLOAT
+MAX_COUNT_F = _MAX_COUNT
+
+
 def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extra: dict[str, float]) -> None:
     """One `key: value` item into the fields: known keys (counts as ints), graph flags to
     `cuda_graph`, every other numeric item to `extra` under a normalised name."""
@@ -113,8 +119,7 @@ def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extr
 
 def _finish(kw: dict[str, Any], extra: dict[str, float]) -> dict[str, Any]:
     if "token_usage" not in kw:
-        for key in _USAGE_FALLBACK:
-            name = _extra_name(key)
+        for name in USAGE_FALLBACK_NAMES:
             if name in extra:
                 kw["token_usage"] = extra[name]
                 break
@@ -131,10 +136,14 @@ class _Signature:
     `tests/test_grammar_runtime.py` compares both — and a body the regex does not match takes the
     generic path."""
 
-    __slots__ = ("build", "keys", "regex")
+    __slots__ = ("build", "keys", "plan", "regex")
 
     def __init__(self, keys: list[str], known: dict[str, str]) -> None:
         self.keys = keys
+        # What each value becomes, for the column stores' direct appenders (`parsing/columns.py`
+        # generates its code from this): ("count" | "float", field), ("graph", extra flag or ""),
+        # ("extra", extra name). `build` below is the same semantics as a dict.
+        self.plan: tuple[tuple[str, str], ...] = tuple(_plan_of(key, known) for key in keys)
         # Middle values hold no comma (the generic path splits on ', '); the last value may be
         # followed by the trailing ', ' / ',' / ' ' that some releases print.
         parts = [f"{re.escape(k)}: ([^,]*)" for k in keys[:-1]] + [f"{re.escape(keys[-1])}: ([^,]*?)[, ]*"]
@@ -161,6 +170,20 @@ class _Signature:
                                      "_MAX_COUNT": _MAX_COUNT, "_MAX_FLOAT": _MAX_FLOAT}
         exec("\n".join(lines), namespace)  # noqa: S102 — code generated from printed key names, all repr()-quoted
         self.build = namespace["build"]
+
+
+def _plan_of(key: str, known: dict[str, str]) -> tuple[str, str]:
+    """One key's part of `_Signature.plan` (the same decisions as `_apply`)."""
+    name = known.get(key)
+    if name is not None:
+        return ("count" if key[0] == "#" else "float", name)
+    if key in _GRAPH_KEYS:
+        return ("graph", "" if key == "cuda graph" else "graph_device_" + key.split()[0])
+    return ("extra", _extra_name(key))
+
+
+# The extra names `_finish` takes `token_usage` from when a line printed no plain `token usage`.
+USAGE_FALLBACK_NAMES = tuple(_extra_name(key) for key in _USAGE_FALLBACK)
 
 
 _SIGNATURES: dict[int, list[_Signature]] = {}
@@ -229,11 +252,26 @@ def stats_signature(body: str, known: dict[str, str]) -> _Signature | None:
     return None
 
 
-# For the fast path's fused stats shapes (grammar.FastPath): callback name → (keys, fields).
-STATS_CALLBACKS: dict[str, tuple[dict[str, str], Any]] = {
-    "decode_batch": (_DECODE_KEYS, _decode_fields),
-    "prefill_batch": (_PREFILL_KEYS, _prefill_fields),
+# For the fast path's fused stats shapes (grammar.FastPath): callback name → (keys, fields, class).
+STATS_CALLBACKS: dict[str, tuple[dict[str, str], Any, type]] = {
+    "decode_batch": (_DECODE_KEYS, _decode_fields, DecodeBatch),
+    "prefill_batch": (_PREFILL_KEYS, _prefill_fields, PrefillBatch),
 }
+
+
+def access_fields(text: str) -> tuple[str, str, str, int, str]:
+    """An access line's ACCESS token → (client, method, path, status, reason). A status cut off
+    or damaged (a '" ' inside the request tail) is 0: the access columns need one."""
+    client, _, rest = text.partition(' - "')
+    rest = rest.rstrip()
+    request, _, status = rest.rpartition('" ') if not rest.endswith('"') else (rest[:-1], "", "")
+    method, _, tail = request.partition(" ")
+    code = status[:3]
+    # Hot: three ASCII digits are what `to_int` would read; anything else goes through it (and
+    # its damage count).
+    return (client, method, tail.rpartition(" ")[0],
+            int(code) if len(code) == 3 and code.isascii() and code.isdigit() else to_int(code) or 0,
+            status[4:].strip())
 
 
 @known_fields("UVICORN_BIND_FAILED")
@@ -290,23 +328,8 @@ class RuntimeCallbacks:
         return Retraction, kw
 
     def http_access(self, children: Children) -> tuple[type, dict[str, Any]]:
-        text = str(children[1])
-        client, _, rest = text.partition(' - "')
-        rest = rest.rstrip()
-        # Without a status (cut after the request): the status is 0, as for a damaged one.
-        request, _, status = rest.rpartition('" ') if not rest.endswith('"') else (rest[:-1], "", "")
-        method, _, tail = request.partition(" ")
-        code = status[:3]
-        # Hot: three ASCII digits are what `to_int` would read; anything else goes through it (and
-        # its damage count). A damaged status (a '" ' inside the request tail) is 0: the access
-        # columns need one.
-        return HttpAccess, {
-            "client": client,
-            "method": method,
-            "path": tail.rpartition(" ")[0],
-            "status": int(code) if len(code) == 3 and code.isascii() and code.isdigit() else to_int(code) or 0,
-            "reason": status[4:].strip(),
-        }
+        client, method, path, status, reason = access_fields(str(children[1]))
+        return HttpAccess, {"client": client, "method": method, "path": path, "status": status, "reason": reason}
 
     def uvicorn_lifecycle(self, children: Children) -> tuple[type, dict[str, Any]]:
         text = str(children[1])
