@@ -4,7 +4,7 @@ A small failure-heavy log (stats and access lines with multi-rank tracebacks, wa
 lines interleaved between them) is analysed at two sizes, 4x apart, with the expensive primitives
 counted: Python function calls in logparse (every rule, view, renderer and helper), events handed
 out by `ParsedLog.of`, index rebuilds, lines that fall back to the LALR parser, catalog
-prefilter passes (candidates) and catalog matches, lines re-read for evidence, redaction
+prefilter passes (candidates, and the digit-masked prefilter that fronts it) and catalog matches, lines re-read for evidence, redaction
 scans of output strings. Each count may grow at most as
 fast as the input (with a margin for the fixed start-up part being smaller in relative terms, the
 ratio of a linear step is below 4); a step that scans all events per event or per finding grows
@@ -127,6 +127,7 @@ def counting() -> Iterator[Counter[str]]:
     _wrap(counts, "redaction scans", Redactor, "_spans", None, patches)
     cat = catalog()
     _wrap(counts, "catalog candidates", type(cat), "candidates", None, patches)
+    _wrap(counts, "catalog prefilter", type(cat), "candidates_masked", None, patches)
     _wrap(counts, "catalog match", MessageSpec, "match", None, patches)
     root = str(Path(pipeline.__file__).parents[1])
 
@@ -167,8 +168,8 @@ def counted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Counter[str], Cou
 
 
 PRIMITIVES = ["logparse calls", "ParsedLog.of events", "ParsedLog.of calls", "ParsedLog.reindex",
-              "LALR fallbacks", "evidence lines re-read", "catalog candidates", "catalog match",
-              "redaction scans"]
+              "LALR fallbacks", "evidence lines re-read", "catalog candidates", "catalog prefilter",
+              "catalog match", "redaction scans"]
 
 
 @pytest.mark.parametrize("primitive", PRIMITIVES)
@@ -183,7 +184,7 @@ def test_the_log_exercises_the_expensive_paths(counted: tuple[Counter[str], Coun
     """The counts are not vacuous: the log has events, evidence, catalog lines and calls."""
     small, large = counted
     for primitive in ["logparse calls", "ParsedLog.of events", "evidence lines re-read",
-                      "catalog candidates", "catalog match", "redaction scans"]:
+                      "catalog prefilter", "catalog match", "redaction scans"]:
         assert small[primitive] > 0 and large[primitive] > small[primitive], (primitive, small, large)
 
 
@@ -203,3 +204,78 @@ def test_the_counter_catches_a_quadratic_step(tmp_path: Path) -> None:
     failure_heavy(small, 1_000)
     failure_heavy(large, 4_000)
     assert per_event_scan(large) > 4.8 * per_event_scan(small)
+
+
+# -- a sweep: many launch attempts in one log ------------------------------------------------
+
+def sweep(path: Path, launches: int) -> None:
+    """A parameter sweep: `launches` attempts, each with per-rank memory lines and decode lines."""
+    out: list[str] = []
+    for n in range(launches):
+        stamp = f"2026-04-14 {10 + n // 60:02d}:{n % 60:02d}"
+        out.append(f"python -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 8 --port {30000 + n}")
+        out.append(f"[{stamp}:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=8, port={30000 + n})")
+        out.extend(f"[{stamp}:0{k} TP{k}] Load weight begin. avail mem=78.31 GB" for k in range(8))
+        out.extend(f"[{stamp}:1{k} TP{k}] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
+                   "avail mem=62.10 GB, mem usage=16.21 GB." for k in range(8))
+        out.extend(f"[{stamp}:2{k} TP{k}] KV Cache is allocated. #tokens: 412345, K size: 28.31 GB, "
+                   "V size: 28.31 GB" for k in range(8))
+        out.append(f"[{stamp}:30] The server is fired up and ready to roll!")
+        out.extend(f"[{stamp}:4{k % 10} TP0] Decode batch, #running-req: {k + 1}, #token: 9000, token usage: 1.00, "
+                   "cuda graph: True, gen throughput (token/s): 900.00, #queue-req: 2" for k in range(20))
+        out.append(f"[{stamp}:50 TP0] Prefill out of memory. Try to lower your batch size.")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def sweep_counted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Counter[str], Counter[str]]:
+    folder = tmp_path_factory.mktemp("sweep")
+    small, large, warm = folder / "small.log", folder / "large.log", folder / "warm.log"
+    sweep(warm, 3)
+    sweep(small, 6)
+    sweep(large, 24)
+    _analyse(warm)
+    return _analyse(small), _analyse(large)
+
+
+@pytest.mark.parametrize("primitive", ["logparse calls", "ParsedLog.of events"])
+def test_a_sweep_grows_no_faster_than_its_launches(sweep_counted: tuple[Counter[str], Counter[str]],
+                                                   primitive: str) -> None:
+    """Per-launch questions (`Launch.of`: a launch's memory lines; kv-cache-exhausted's running
+    count before each finding) cost the launch's share, not a pass over the whole log each:
+    4x the launches, at most ~4x the work (quadratic was ~16x)."""
+    small, large = sweep_counted
+    assert small[primitive] > 0
+    assert large[primitive] <= 4.8 * small[primitive], (primitive, small[primitive], large[primitive])
+
+
+def test_running_before_is_the_scan_it_replaces() -> None:
+    """kv-cache-exhausted's running count before a line (a prefix table and bisection) equals the
+    plain scan: the last printed count among the decode rows before the first row after the line,
+    in line order and out of it, with counts not printed (NaN)."""
+    import math
+    from types import SimpleNamespace
+
+    from logparse.parsing.columns import decode_columns
+    from logparse.rules.memory import kv_cache
+
+    def scan(d: Any, line: int) -> int | None:
+        best = None
+        for i, n in enumerate(d.line):
+            if n > line:
+                break
+            v = d.cols["running"][i]
+            if not math.isnan(v):
+                best = int(v)
+        return best
+
+    rng = random.Random(7)
+    for ordered in (True, False):
+        d = decode_columns()
+        lines = sorted(rng.sample(range(1, 400), 120)) if ordered else rng.sample(range(1, 400), 120)
+        for n in lines:
+            d.line.append(n)
+            d.cols["running"].append(math.nan if rng.random() < 0.4 else float(rng.randint(0, 64)))
+        ctx = SimpleNamespace(log=SimpleNamespace(decode=d))
+        for line in range(0, 402):
+            assert kv_cache._running_before(ctx, line) == scan(d, line), (ordered, line)  # type: ignore[arg-type]

@@ -60,7 +60,7 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         if lc.shutdown_line is not None:
             return "stopped"
         return "serving" if lc.serving else "ready"
-    if any(user_interrupt(log, tb) for tb in within(log.of(Traceback), start, end)):
+    if any(user_interrupt(log, tb) for tb in within(log.shared(Traceback), start, end)):
         # Ctrl-C (or sys.exit) before the server was up, with no error: someone stopped it while it
         # was starting or before the excerpt shows it up — stopped on purpose, not stalled.
         return "stopped"
@@ -94,13 +94,13 @@ def _warmup_batches_only(lc: Lifecycle) -> bool:
 def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> int | None:
     """The first line that shows a process died: a fatal line, or an exception that an
     error/consequence finding explains."""
-    lines = [e.line for e in within(log.of(*FATAL_EVENTS), start, end)]
+    lines = [e.line for e in within(log.shared(*FATAL_EVENTS), start, end)]
     claimed = {n for f in failing for n in f.claims}
     # A thread died (0.2.x's warmup thread on a bad answer): its process goes on. A rule that stands
     # for a process ending (`crash`) still counts through its finding below.
-    threads = [(tb.line, tb.end_line or tb.line) for tb in within(log.of(Traceback), start, end)
+    threads = [(tb.line, tb.end_line or tb.line) for tb in within(log.shared(Traceback), start, end)
                if thread_exception(tb)]
-    for e in within(log.of(Traceback, ExceptionLine), start, end):
+    for e in within(log.shared(Traceback, ExceptionLine), start, end):
         if isinstance(e, Traceback) and user_interrupt(log, e):
             continue  # Ctrl-C / sys.exit: stopped on purpose (the run model reads it as a shutdown)
         if any(a <= e.line <= b for a, b in threads):

@@ -67,9 +67,9 @@ def attach_consequence_lines(
     `Killed`) is listed under the root cause: as evidence, with the lines in data. Lines another
     finding explains (e.g. a bare `Killed` that host-oom claims) are not SGLang's reaction."""
     explained = {n for f in findings for n in f.claims} | {n for f in root.consequences for n in f.claims}
-    lines = [e.line for e in within(log.of(*CONSEQUENCE_EVENTS), start, end) if e.line not in explained]
+    lines = [e.line for e in within(log.shared(*CONSEQUENCE_EVENTS), start, end) if e.line not in explained]
     # Initialization failed. Please see the error messages above → the main process's echo of the failure.
-    for tb in within(log.of(Traceback), start, end):
+    for tb in within(log.shared(Traceback), start, end):
         if tb.line not in explained and catalog()["parent-echo"].match(tb.message or "") is not None:
             lines.extend(range(tb.line, (tb.end_line or tb.line) + 1))
     if not lines:

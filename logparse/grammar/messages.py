@@ -151,6 +151,33 @@ def _trie_regex(words: Iterable[str]) -> re.Pattern[str]:
 _FULL_TRIE_AFTER = 2_000
 
 
+# Maximal runs of ASCII digits (what `Catalog.candidates_masked` masks), and its memo's bound.
+_DIGIT_RUNS = re.compile(r"[0-9]+")
+_MASKED_MEMO = 50_000
+_UNSEEN = object()
+# The masked prefilter: trie regex, and per first character the words (codes; None: an anchor).
+_Masked = tuple[re.Pattern[str], dict[str, list[tuple[str, "tuple[str, ...] | None"]]]]
+
+
+def _scan_masked(masked: _Masked, low: str) -> frozenset[str] | None:
+    """The codes of the digit-free needles in a lowered masked text, or None when it holds an
+    anchor (the text must then be prefiltered as it is)."""
+    union, by_first = masked
+    out: set[str] = set()
+    pos = 0
+    while True:
+        m = union.search(low, pos)
+        if m is None:
+            return frozenset(out)
+        start = m.start()
+        for word, codes in by_first[low[start]]:
+            if low.startswith(word, start):
+                if codes is None:
+                    return None
+                out.update(codes)
+        pos = start + 1
+
+
 class CatalogError(ValueError):
     """A catalog file is malformed (a bug in logdiag's data, caught by the tests)."""
 
@@ -221,6 +248,52 @@ class Catalog:
                 if low.startswith(needle, start):
                     out.update(codes)
             pos = start + 1
+
+    def candidates_masked(self, text: str) -> set[str]:
+        """`candidates(text)`, the same set, remembered per *digit-masked* text: kept lines differ
+        mostly in their numbers (timestamps, ranks, ports, sizes; a startup-heavy log's 84k
+        distinct kept texts are 7k once masked), and the prefilter scan is the cost.
+
+        Why it is the same set: every maximal run of ASCII digits becomes one `0` (lowering
+        neither makes nor changes ASCII digits). A needle without a digit occurs in the lowered
+        text exactly when it occurs in the masked one (an occurrence holds no digit, so masking
+        leaves it as it is, and adds none). A needle with a digit can occur only where its own
+        masked form (its *anchor*) occurs in the masked text: when the masked text holds an
+        anchor, the text is prefiltered as it is."""
+        masked = self._masked_prefilter()
+        if masked is None:
+            return self.candidates(text)
+        key = _DIGIT_RUNS.sub("0", text)
+        memo = self.__dict__.setdefault("_masked_memo", {})
+        found = memo.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            if len(memo) >= _MASKED_MEMO:
+                memo.clear()
+            found = memo[key] = _scan_masked(masked, key.lower())
+        return self.candidates(text) if found is None else set(found)
+
+    def _masked_prefilter(self) -> _Masked | None:
+        """The digit-free needles' and the anchors' trie, and at each first character the words
+        (a needle's codes; None for an anchor) to confirm; None for an empty catalog."""
+        if "_masked" in self.__dict__:
+            return self.__dict__["_masked"]  # type: ignore[no-any-return]
+        by_needle: dict[str, set[str]] = {}
+        for spec in self.specs.values():
+            for needle in spec.needles:
+                by_needle.setdefault(needle.lower(), set()).add(spec.code)
+        # A needle's anchor is its own masked form: where the needle occurs, each of its digit
+        # runs lies inside one of the text's, so the masked text holds the masked needle.
+        anchors = {_DIGIT_RUNS.sub("0", n) for n in by_needle if _DIGIT_RUNS.search(n) is not None}
+        words: dict[str, tuple[str, ...] | None] = dict.fromkeys(anchors)  # None: an anchor
+        for needle, codes in by_needle.items():
+            if needle not in anchors and _DIGIT_RUNS.search(needle) is None:
+                words[needle] = tuple(sorted(codes))
+        by_first: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {}
+        for word, found in words.items():
+            by_first.setdefault(word[0], []).append((word, found))
+        built: _Masked | None = (_trie_regex(words), by_first) if words else None
+        self.__dict__["_masked"] = built
+        return built
 
     def classify(self, text: str) -> dict[str, list[dict[str, Any]]]:
         """Every catalog message in `text`: code → the fields of each occurrence."""

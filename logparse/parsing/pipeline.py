@@ -80,6 +80,9 @@ class ParsedLog:
     # changes length; `reindex()` after reordering it in place.
     _index: dict[type, tuple[list[Event], array[int]]] | None = field(default=None, repr=False, compare=False)
     _indexed: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
+    # `shared(*classes)` answers, valid with the index (a launch asks for the same classes once per
+    # attempt: a merge of the whole log's positions each time was O(attempts × events log events)).
+    _shared: dict[tuple[type, ...], list[Event]] = field(default_factory=dict, repr=False, compare=False)
 
     def of(self, *classes: type[Event]) -> list[Any]:
         """The (non-hot) events of the given classes (subclasses included), in file order."""
@@ -95,8 +98,20 @@ class ParsedLog:
             return list(hits[0][0])
         return [events[i] for i in sorted(i for _, positions in hits for i in positions)]
 
+    def shared(self, *classes: type[Event]) -> list[Any]:
+        """What `of(*classes)` returns, but one list kept with the index and shared by every caller:
+        for readers that only slice it (`run.launches.within`), never change it."""
+        events = self.events
+        if self._index is None or self._indexed != (id(events), len(events)):
+            self.reindex()
+        out = self._shared.get(classes)
+        if out is None:
+            out = self._shared[classes] = self.of(*classes)
+        return out
+
     def reindex(self) -> None:
         """Rebuild the by-class index."""
+        self._shared = {}
         # Positions as machine ints (8 bytes each, not a 28-byte int object per event).
         index: dict[type, tuple[list[Event], array[int]]] = {}
         for i, e in enumerate(self.events):

@@ -110,7 +110,7 @@ class RuleContext:
         if cands is None:
             from logparse.grammar.messages import catalog
 
-            candidates = catalog().candidates
+            candidates = catalog().candidates_masked
             cands = {}
             # Failure-heavy logs repeat the same lines (every rank's traceback frames, a warning
             # per request): prefilter each distinct text once.

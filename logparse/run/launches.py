@@ -100,7 +100,7 @@ class Launch:
 
     def of(self, *classes: type[Event]) -> list[Any]:
         """The launch's events of the given classes, in file order."""
-        return within(self.log.of(*classes), self.first_line, self.last_line)
+        return within(self.log.shared(*classes), self.first_line, self.last_line)
 
     # -- settings
     @cached_property
@@ -277,7 +277,7 @@ def _attempt_start(log: ParsedLog, line: int, previous: int) -> int:
     if ShellExport is None:
         return line
     first = line
-    exports = {e.line: e for e in within(log.of(ShellExport), previous + 1, line - 1)}
+    exports = {e.line: e for e in within(log.shared(ShellExport), previous + 1, line - 1)}
     if not exports:
         return line
     others = {e.line for e in within(log.events, previous + 1, line - 1)

@@ -47,10 +47,10 @@ if TYPE_CHECKING:
 def ready_event(log: ParsedLog, start: int, end: int) -> Event | None:
     """The line that shows the server was ready: SGLang's ready marker, else uvicorn running /
     application startup complete (releases and excerpts without the marker)."""
-    marker = within(log.of(ServerReady), start, end)
+    marker = within(log.shared(ServerReady), start, end)
     if marker:
         return marker[0]  # type: ignore[no-any-return]
-    for e in within(log.of(UvicornLifecycle), start, end):
+    for e in within(log.shared(UvicornLifecycle), start, end):
         if e.stage in READY_STAGES:
             return e  # type: ignore[no-any-return]
     return None
@@ -88,7 +88,7 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
     if busy is not None:
         found.append(busy)
-    found.extend(e.line for e in within(log.of(Retraction), start, end)[:1])
+    found.extend(e.line for e in within(log.shared(Retraction), start, end)[:1])
     a = log.access
     strings = a.strings.values
     generate = 0
@@ -102,7 +102,7 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
                 continue  # the first POST /generate is SGLang's own warmup request
         found.append(a.line[k])
         break
-    for e in within(log.of(KnownMessage), start, end):
+    for e in within(log.shared(KnownMessage), start, end):
         if e.code in REQUEST_CODES and WARMUP_PROMPT not in e.text:
             found.append(e.line)
             break
@@ -157,10 +157,10 @@ def _pos(v: float) -> bool:
 
 def shutdown_after(log: ParsedLog, line: int, end: int) -> int | None:
     """The first line after `line` (up to `end`) that shows the server shutting down."""
-    found = [e.line for e in within(log.of(UvicornLifecycle), line + 1, end) if e.stage in SHUTDOWN_STAGES][:1]
-    found += [e.line for e in within(log.of(KnownMessage), line + 1, end) if e.code in SHUTDOWN_CODES][:1]
+    found = [e.line for e in within(log.shared(UvicornLifecycle), line + 1, end) if e.stage in SHUTDOWN_STAGES][:1]
+    found += [e.line for e in within(log.shared(KnownMessage), line + 1, end) if e.code in SHUTDOWN_CODES][:1]
     # Ctrl-C in the terminal: the interpreter's KeyboardInterrupt traceback is someone stopping it.
-    found += [e.line for e in within(log.of(Traceback), line + 1, end) if user_interrupt(log, e)][:1]
+    found += [e.line for e in within(log.shared(Traceback), line + 1, end) if user_interrupt(log, e)][:1]
     return min(found) if found else None
 
 
@@ -184,7 +184,7 @@ def user_interrupt(log: ParsedLog, tb: Traceback) -> bool:
     if tb.exc_type is not None:
         return False  # the exception is shown, and it is not an interrupt
     lo = tb.line
-    headers = within(log.of(ProcessHeader, TracebackStart), max(1, tb.line - _HEADER_RUN), tb.line + 1)
+    headers = within(log.shared(ProcessHeader, TracebackStart), max(1, tb.line - _HEADER_RUN), tb.line + 1)
     for e in reversed(headers):  # the run of header lines that ends at this traceback's start
         if e.line < lo - 1:
             break
@@ -201,16 +201,16 @@ _HEADER_RUN = 8
 def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     """Whether the span shows a server being started (phases, server args, start-up messages or a
     start-up traceback)."""
-    if within(log.of(*STARTUP_EVENTS), start, end):
+    if within(log.shared(*STARTUP_EVENTS), start, end):
         return True
     # SGLang's own start-up progress bars (checkpoint shards, graph capture): a log of nothing but
     # them is a server loading its weights or capturing, whether or not a log line came with them.
-    if any(b.bar_kind in STARTUP_BARS for b in within(log.of(ProgressBar), start, end)):
+    if any(b.bar_kind in STARTUP_BARS for b in within(log.shared(ProgressBar), start, end)):
         return True
-    if any(e.code in STARTUP_CODES or is_warmup_request(e) for e in within(log.of(KnownMessage), start, end)):
+    if any(e.code in STARTUP_CODES or is_warmup_request(e) for e in within(log.shared(KnownMessage), start, end)):
         return True
     # DeepGEMM's JIT pre-compile session runs while the model loads (flashinfer's JIT may also run
     # on a serving server's first requests, so only this one counts).
-    if any(e.library == "deepgemm" and e.stage == "begin" for e in within(log.of(JitCompile), start, end)):
+    if any(e.library == "deepgemm" and e.stage == "begin" for e in within(log.shared(JitCompile), start, end)):
         return True
-    return any(traceback_phase(tb) == "startup" for tb in within(log.of(Traceback), start, end))
+    return any(traceback_phase(tb) == "startup" for tb in within(log.shared(Traceback), start, end))
