@@ -35,6 +35,7 @@ import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LOG_METHODS = {"info", "warning", "warn", "error", "debug", "critical", "exception", "fatal",
@@ -43,39 +44,88 @@ LOG_METHODS = {"info", "warning", "warn", "error", "debug", "critical", "excepti
                # transformers' `logger.warning_advice`, torch's `warn_once` helpers
                "warning_advice", "warn_once"}
 HOLE = "\x00"  # a formatted value while building; written as `{}`
+PARAM = "\x03"  # in a wrapper's frame: where the text its caller passed goes
 MIN_LITERAL_ALNUM = 10
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[sdifrgexXcEGo%]")
-_BRACES = re.compile(r"\{[^{}]*\}")
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[sdiufrgexXcEGoa%]")
+# A `str.format` field: `{}`, `{0}`, `{name}`, `{name!r:>{width}}` (one level of nested spec).
+_FIELD = re.compile(r"\{([^{}!:]*)(?:![rsa])?(?::(?:[^{}]|\{[^{}]*\})*)?\}")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # colour codes: the reader strips them from lines
+# Where a stream's `write` prints to a log: `sys.stderr.write(…)`, `sys.stdout.write(…)`, `tqdm.write(…)`.
+_STREAM_OWNERS = ("stderr", "stdout", "tqdm")
+
+Subst = dict[str, str] | None  # a wrapper's parameter name -> PARAM, while reading the wrapper
 
 
-def _pieces(node: ast.AST) -> str | None:
-    """The message text of an expression with HOLE for what is computed; None if not a string."""
+def _value(node: ast.AST, subst: Subst) -> str:
+    """A formatted value: the wrapper's parameter (its caller's text), else a hole."""
+    if subst and isinstance(node, ast.Name) and node.id in subst:
+        return subst[node.id]
+    return HOLE
+
+
+def _percent(text: str, values: list[str]) -> str:
+    """`%`-formatting: each conversion takes the next value (a hole when there is none left)."""
+    it = iter(values)
+
+    def fill(m: re.Match[str]) -> str:
+        return "%" if m.group(0) == "%%" else next(it, HOLE)
+
+    return _PERCENT.sub(fill, text)
+
+
+def _format(base: str, call: ast.Call, subst: Subst) -> str:
+    """`str.format`: `{}`/`{0}`/`{name}` take the call's positional or keyword values; `{{ }}` stay braces."""
+    positional = [_value(a, subst) for a in call.args]
+    named = {k.arg: _value(k.value, subst) for k in call.keywords if k.arg}
+    auto = iter(range(len(positional)))
+
+    def fill(m: re.Match[str]) -> str:
+        field = m.group(1).split(".", 1)[0].split("[", 1)[0]
+        if field == "":
+            i = next(auto, None)
+            return positional[i] if i is not None else HOLE
+        if field.isdigit():
+            return positional[int(field)] if int(field) < len(positional) else HOLE
+        return named.get(field, HOLE)
+
+    raw = base.replace("{{", "\x01").replace("}}", "\x02")
+    return _FIELD.sub(fill, raw).replace("\x01", "{").replace("\x02", "}")
+
+
+def _pieces(node: ast.AST, subst: Subst = None) -> str | None:
+    """The message text of an expression with HOLE for what is computed; None if not a string.
+    With `subst`, a wrapper's parameter becomes PARAM wherever it is formatted in whole."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if subst and isinstance(node, ast.Name) and node.id in subst:
+        return subst[node.id]
     if isinstance(node, ast.JoinedStr):
         out = []
         for v in node.values:
             if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                out.append(v.value)
+                out.append(v.value)  # also `{x=}`'s `x=`: Python's parser keeps it as literal text
+            elif (isinstance(v, ast.FormattedValue) and v.conversion in (-1, ord("s"))
+                  and v.format_spec is None):
+                out.append(_value(v.value, subst))
             else:
                 out.append(HOLE)
         return "".join(out)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _pieces(node.left), _pieces(node.right)
+        left, right = _pieces(node.left, subst), _pieces(node.right, subst)
         if left is None and right is None:
             return None
         return (left if left is not None else HOLE) + (right if right is not None else HOLE)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        left = _pieces(node.left)
+        left = _pieces(node.left, subst)
         if left is None:
             return None
-        return _PERCENT.sub(lambda m: "%" if m.group(0) == "%%" else HOLE, left)
+        right = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        return _percent(left, [_value(v, subst) for v in right])
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"):
-        base = _pieces(node.func.value)
+        base = _pieces(node.func.value, subst)
         if base is None:
             return None
-        return _BRACES.sub(HOLE, base.replace("{{", "\x01").replace("}}", "\x02")).replace("\x01", "{").replace("\x02", "}")
+        return _format(base, node, subst)
     return None
 
 
@@ -98,8 +148,103 @@ def _assigned(tree: ast.AST) -> dict[tuple[int, str], list[str]]:
     return out
 
 
-def _messages(tree: ast.AST, more: bool, assigned_too: bool = False) -> Iterator[str]:
+def _printer(node: ast.AST) -> str | None:
+    """What printing callable an expression names: "print", "log" (a logger's method), or None.
+    `print`, `logger.info`, `functools.partial(print, …)`, and either branch of
+    `print if tp_rank == 0 else lambda *args, **kwargs: None` (bench_latency's `rank_print`)."""
+    if isinstance(node, ast.Name) and node.id == "print":
+        return "print"
+    if isinstance(node, ast.Attribute) and node.attr in LOG_METHODS and node.attr != "print":
+        owner = ast.unparse(node.value).lower()
+        return "log" if "log" in owner else None
+    if isinstance(node, ast.IfExp):
+        return _printer(node.body) or _printer(node.orelse)
+    if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).split(".")[-1] == "partial":
+        return _printer(node.args[0])
+    return None
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Names a file binds to a printing callable (`rank_print = print if … else …`, a parameter's
+    default `rank_print=print`), with what they print like."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            kind = _printer(node.value)
+            if kind:
+                out[node.targets[0].id] = kind
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            for arg, default in [*zip((a.posonlyargs + a.args)[::-1], a.defaults[::-1]),
+                                 *zip(a.kwonlyargs, a.kw_defaults)]:
+                kind = _printer(default) if default is not None else None
+                if kind:
+                    out[arg.arg] = kind
+    return out
+
+
+def _call_kind(node: ast.Call, aliases: dict[str, str]) -> tuple[str, int] | None:
+    """How a call prints: ("print" | "log" | "write", index of its message argument), or None.
+    A logger's `info/warning/…` (the owner's name says log), `logger.log(level, msg)`, `print`,
+    a stream's `write`, or a name the file binds to one of these."""
+    f = node.func
+    if isinstance(f, ast.Name):
+        if f.id == "print":
+            return ("print", 0)
+        if f.id in aliases:
+            return (aliases[f.id], 0)
+        return ("log", 0) if f.id in LOG_METHODS else None
+    if not isinstance(f, ast.Attribute):
+        return None
+    if f.attr == "print":
+        return ("print", 0)
+    owner = ast.unparse(f.value).lower()
+    if f.attr == "write":
+        return ("write", 0) if owner.endswith(_STREAM_OWNERS) else None
+    if f.attr == "log":
+        return ("log", 1) if "log" in owner else None
+    if f.attr in LOG_METHODS:
+        return ("log", 0) if "log" in owner or "warnings" in owner else None
+    return None
+
+
+def _sep(node: ast.Call) -> str:
+    """`print`'s separator: its `sep=` when that is a string literal, else a space."""
+    for k in node.keywords:
+        if k.arg == "sep" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+            return k.value.value
+    return " "
+
+
+def _call_texts(node: ast.Call, kind: str, index: int, subst: Subst = None,
+                named: list[str] | None = None) -> list[str]:
+    """The texts a printing call prints (several when its message is a name assigned several ways)."""
+    args = node.args
+    if kind == "print":
+        sep = _sep(node)
+        parts = [None if isinstance(a, ast.Starred) else _pieces(a, subst) for a in args]
+        firsts = [parts[0]] if parts and parts[0] is not None else (named or [None])
+        out = []
+        for first in firsts:
+            row = [first, *parts[1:]]
+            if any(p is not None for p in row):
+                out.append(sep.join(p if p is not None else HOLE for p in row))
+        return out
+    if len(args) <= index or isinstance(args[index], ast.Starred):
+        return []
+    text = _pieces(args[index], subst)
+    texts = [text] if text is not None else (named or [])
+    if kind == "log" and len(args) > index + 1:
+        # logger.info("Registering %d cuda graph addresses", n): logging applies the `%` itself.
+        rest = [HOLE if isinstance(a, ast.Starred) else _value(a, subst) for a in args[index + 1:]]
+        texts = [_percent(t, rest) for t in texts]
+    return texts
+
+
+def _messages(tree: ast.AST, more: bool, assigned_too: bool = False,
+              aliases: dict[str, str] | None = None) -> Iterator[str]:
     assigned = _assigned(tree) if more or assigned_too else {}
+    aliases = _aliases(tree) if aliases is None else aliases
     owner_fn: dict[int, int] = {}
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -114,28 +259,176 @@ def _messages(tree: ast.AST, more: bool, assigned_too: bool = False) -> Iterator
             continue
         if not isinstance(node, ast.Call) or not node.args:
             continue
+        how = _call_kind(node, aliases)
+        if how is None:
+            continue
+        kind, index = how
+        named = None
+        if len(node.args) > index and isinstance(node.args[index], ast.Name):
+            named = assigned.get((owner_fn.get(id(node), -1), node.args[index].id), [])
+        yield from _call_texts(node, kind, index, named=named)
+
+
+# --- Wrappers: functions that print what their caller passes (`print_warning_once(msg)`,
+# `rank0_log(msg)`, `log_info_on_rank0(logger, msg)`, `def rank0_print(*args): print(*args)`).
+# A call of one is a message like a logging call's; the wrapper may add text around it
+# (`logger.info(f"[rank0] {msg}")`). Wrappers are found in every file of the package (they are
+# imported across modules) and resolved once every file is read.
+
+Key = tuple[str, str]  # ("fn", name) for a function, ("method", name) for a method
+
+
+@dataclass
+class Wrappers:
+    """What the files read so far say about wrappers, and the calls that may reach one."""
+
+    # key -> (index of the forwarded parameter at the call site, or -1 for `*args`; frame; kind)
+    found: dict[Key, set[tuple[int, str, str]]] = field(default_factory=dict)
+    # (wrapper key, its parameter index, callee key, the callee's argument index, frame)
+    pending: set[tuple[Key, int, Key, int, str]] = field(default_factory=set)
+    # callee key -> calls: each positional argument's text (None: not a string); print's separator
+    calls: dict[Key, set[tuple[tuple[str | None, ...], str]]] = field(default_factory=dict)
+
+    def resolve(self) -> Iterator[str]:
+        """The messages of every call of a wrapper (a wrapper of a wrapper too)."""
+        for _ in range(4):  # wrappers of wrappers of wrappers: deeper is not seen in practice
+            grew = False
+            for key, i, callee, j, frame in self.pending:
+                for index, inner, kind in list(self.found.get(callee, ())):
+                    if index == j:
+                        entry = (i, inner.replace(PARAM, frame), kind)
+                        if entry not in self.found.setdefault(key, set()):
+                            self.found[key].add(entry)
+                            grew = True
+            if not grew:
+                break
+        for key, entries in self.found.items():
+            # A frame that says something itself (`get_bool_env_var({}) encountered unrecognized
+            # value={}`) is a template already, read from the wrapper's own call with a hole for the
+            # parameter: it matches every caller's text. Only a frame that is little more than the
+            # parameter (`{}`, `[rank0] {}`) needs each caller's message.
+            entries = {e for e in entries if _alnum(e[1]) < MIN_LITERAL_ALNUM}
+            for args, sep in self.calls.get(key, ()) if entries else ():
+                for index, frame, kind in entries:
+                    if index < 0:  # forwards *args: printed as that kind prints its arguments
+                        if kind == "print":
+                            text = sep.join(a if a is not None else HOLE for a in args)
+                        elif args and args[0] is not None:
+                            text = _percent(args[0], [HOLE] * (len(args) - 1))
+                        else:
+                            continue
+                    elif index < len(args) and args[index] is not None:
+                        text = args[index]
+                        if kind == "log" and len(args) > index + 1:
+                            # `log_info_on_rank0(logger, "Loaded %d layers", n)`: the logger applies the `%`
+                            text = _percent(text, [HOLE] * (len(args) - index - 1))
+                    else:
+                        continue
+                    yield frame.replace(PARAM, text)
+
+
+def _alnum(text: str) -> int:
+    """Letters and digits outside the holes and the parameter: how much a template says."""
+    return len(re.sub(r"[^A-Za-z0-9]", "", text))
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The names a file can call a wrapper by: its own functions, and functions and modules it
+    imports from the package itself (`from sglang.srt.utils import rank0_log`, `from . import utils`)."""
+
+    local: frozenset[str]
+    imported: dict[str, str]  # name in the file -> the function's own name
+    modules: frozenset[str]  # module aliases: `utils` of `utils.rank0_log(…)`
+    package: str
+
+    @classmethod
+    def of(cls, tree: ast.AST, package: str) -> _Scope:
+        local = {fn.name for _key, fn in _functions(tree)}
+        imported: dict[str, str] = {}
+        modules: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == package):
+                for a in node.names:
+                    imported[a.asname or a.name] = a.name
+                    modules.add(a.asname or a.name)  # `from sglang.srt import utils` imports a module
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == package and a.asname:
+                        modules.add(a.asname)
+        return cls(frozenset(local), imported, frozenset(modules), package)
+
+    def callee(self, node: ast.Call) -> Key | None:
+        """Which wrapper a call may be: a function the file defines or imports from the package, a
+        method of its own class (`self.rank_print(…)`), a function of a package module (`utils.f(…)`)."""
         f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-        if name not in LOG_METHODS:
-            continue
-        if isinstance(f, ast.Attribute) and name != "print":
-            owner = ast.unparse(f.value).lower()
-            if "log" not in owner and "warnings" not in owner:
+        if isinstance(f, ast.Name):
+            if f.id in self.local:
+                return ("fn", f.id)
+            return ("fn", self.imported[f.id]) if f.id in self.imported else None
+        if not isinstance(f, ast.Attribute):
+            return None
+        if isinstance(f.value, ast.Name):
+            if f.value.id in ("self", "cls"):
+                return ("method", f.attr)
+            return ("fn", f.attr) if f.value.id in self.modules else None
+        return ("fn", f.attr) if ast.unparse(f.value).split(".")[0] == self.package else None
+
+
+def _functions(tree: ast.AST) -> Iterator[tuple[Key, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a file, keyed as its calls name it: a class's methods apart."""
+    for node in ast.walk(tree):
+        body = node.body if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        for fn in body:
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield ("method" if isinstance(node, ast.ClassDef) else "fn", fn.name), fn
+
+
+def _forwards_varargs(node: ast.Call, index: int, vararg: str | None) -> bool:
+    """Whether a printing call's message argument is the function's own `*args` (`print(*args)`)."""
+    arg = node.args[index] if len(node.args) > index else None
+    return (vararg is not None and isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name)
+            and arg.value.id == vararg)
+
+
+def read_wrappers(tree: ast.AST, into: Wrappers, package: str, aliases: dict[str, str] | None = None) -> None:
+    """Record the file's wrappers (functions whose parameter reaches a printing call, maybe through
+    another wrapper) and every call that passes a string to a function it may be, for `Wrappers.resolve`."""
+    aliases = _aliases(tree) if aliases is None else aliases
+    scope = _Scope.of(tree, package)
+    for key, fn in _functions(tree):
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if key[0] == "method" and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        vararg = fn.args.vararg.arg if fn.args.vararg else None
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
                 continue
-        text = _pieces(node.args[0])
-        if text is not None:
-            texts = [text]
-        elif isinstance(node.args[0], ast.Name):
-            texts = assigned.get((owner_fn.get(id(node), -1), node.args[0].id), [])
-        else:
-            continue
-        for text in texts:
-            if name == "print" and len(node.args) > 1:
-                text = " ".join([text] + [HOLE] * (len(node.args) - 1))
-            elif name != "print" and len(node.args) > 1:
-                # logger.info("Registering %d cuda graph addresses", n): logging applies the `%` itself.
-                text = _PERCENT.sub(lambda m: "%" if m.group(0) == "%%" else HOLE, text)
-            yield text
+            how = _call_kind(node, aliases)
+            if how is not None and _forwards_varargs(node, how[1], vararg):
+                into.found.setdefault(key, set()).add((-1, PARAM, how[0]))
+                continue
+            callee = scope.callee(node) if how is None else None
+            if how is None and callee is None:
+                continue
+            for i, param in enumerate(params):
+                subst = {param: PARAM}
+                if how is not None:
+                    for text in _call_texts(node, how[0], how[1], subst):
+                        if PARAM in text:
+                            into.found.setdefault(key, set()).add((i, text, how[0]))
+                    continue
+                for j, arg in enumerate(node.args):
+                    text = _pieces(arg, subst)
+                    if text is not None and PARAM in text and callee is not None:
+                        into.pending.add((key, i, callee, j, text))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            callee = scope.callee(node)
+            if callee is not None:
+                args = tuple(None if isinstance(a, ast.Starred) else _pieces(a) for a in node.args)
+                if any(a is not None for a in args):
+                    into.calls.setdefault(callee, set()).add((args, _sep(node)))
 
 
 def _templates(text: str) -> Iterator[str]:
@@ -147,11 +440,18 @@ def _templates(text: str) -> Iterator[str]:
             yield line.replace("{", "{{").replace("}", "}}").replace(HOLE, "{}")
 
 
-def _sources(path: Path, under: tuple[str, ...] = ("sglang/",)) -> Iterator[tuple[str, str]]:
+PY_SUFFIXES = (".py",)
+# C/C++ sources and headers a wheel ships as text (JIT-compiled at run time: deep_gemm's and
+# flashinfer's include/ folders); their printf / std::cerr output reaches the server's log.
+NATIVE_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".inl")
+
+
+def _sources(path: Path, under: tuple[str, ...] = ("sglang/",),
+             suffixes: tuple[str, ...] = PY_SUFFIXES) -> Iterator[tuple[str, str]]:
     if path.suffix == ".whl":
         with zipfile.ZipFile(path) as z:
             for name in z.namelist():
-                if name.endswith(".py") and name.startswith(under):
+                if name.endswith(suffixes) and name.startswith(under):
                     yield name, z.read(name).decode("utf-8", "replace")
     elif path.name.endswith(".tar.gz"):
         # An sdist (a release with no wheel on the index): `name-1.0/flashinfer/…`; its top folder
@@ -159,34 +459,174 @@ def _sources(path: Path, under: tuple[str, ...] = ("sglang/",)) -> Iterator[tupl
         with tarfile.open(path) as tar:
             for member in tar.getmembers():
                 name = member.name.split("/", 1)[-1]
-                if member.isfile() and name.endswith(".py") and name.startswith(under):
+                if member.isfile() and name.endswith(suffixes) and name.startswith(under):
                     fh = tar.extractfile(member)
                     if fh is not None:
                         yield name, fh.read().decode("utf-8", "replace")
     else:
-        for p in sorted(path.rglob("*.py")):
-            yield str(p), p.read_text("utf-8", "replace")
+        for p in sorted(path.rglob("*")):
+            if p.is_file() and p.name.endswith(suffixes):
+                yield str(p), p.read_text("utf-8", "replace")
+
+
+# --- Native sources: what C/C++ code prints with printf/fprintf and iostreams.
+# A small lexer, not a compiler: comments are dropped, string literals read with their escapes,
+# and a print statement's literal text kept with HOLE for every value (`%d`, `<< x`, a macro).
+_C_TOKEN = re.compile(
+    r'//[^\n]*|/\*.*?\*/'  # comments
+    r'|(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"'  # a string literal
+    r"|'(?:\\.|[^'\\\n])+'"  # a character literal
+    r"|<<|::|[A-Za-z_]\w*|\d[\w.]*|\S", re.S)
+_C_PERCENT = re.compile(r"%[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|j|z|t|L|q)?[diouxXeEfFgGaAcspn%]")
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "'": "'", "\\": "\\", "0": "", "a": "", "e": "\x1b"}
+_C_PRINTF = {"printf", "fprintf", "dprintf", "std::printf", "std::fprintf"}  # (fprintf's stream first)
+_C_STREAMS = {"std::cerr", "std::cout", "std::clog", "cerr", "cout", "clog"}
+_C_NEWLINE = {"std::endl", "endl", "'\\n'", "std::flush"}
+
+
+def _c_unescape(m: re.Match[str]) -> str:
+    e = m.group(1)
+    if e[0] in "01234567" or (e[0] == "x" and len(e) > 1):
+        return ""  # a byte given by number: a colour code's ESC, a NUL; not text a line shows
+    return _C_ESCAPES.get(e, e)
+
+
+def _c_string(literal: str) -> str:
+    """A C string literal's text, its escapes applied."""
+    body = literal[literal.index('"') + 1:-1]
+    return re.sub(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", _c_unescape, body)
+
+
+def _c_tokens(src: str) -> list[str]:
+    toks = []
+    for m in _C_TOKEN.finditer(src.replace("\\\n", " ")):  # a macro's line continuations
+        t = m.group(0)
+        if not t.startswith(("//", "/*")):
+            toks.append(t)
+    return toks
+
+
+def _c_qualified(toks: list[str], i: int) -> tuple[str, int]:
+    """`std::cerr` from its three tokens; the name and the index after it."""
+    name = toks[i]
+    while i + 2 < len(toks) and toks[i + 1] == "::" and re.match(r"[A-Za-z_]", toks[i + 2]):
+        name += "::" + toks[i + 2]
+        i += 2
+    return name, i + 1
+
+
+def _c_args(toks: list[str], i: int) -> tuple[list[list[str]], int]:
+    """The arguments of a call whose `(` is at `i`: each a token list; the index after `)`."""
+    args: list[list[str]] = [[]]
+    depth = 0
+    while i < len(toks):
+        t = toks[i]
+        if t in "([{":
+            depth += 1
+            if depth > 1:
+                args[-1].append(t)
+        elif t in ")]}":
+            depth -= 1
+            if depth == 0:
+                return args, i + 1
+            args[-1].append(t)
+        elif t == "," and depth == 1:
+            args.append([])
+        elif t == ";" and depth <= 1:
+            break  # unbalanced: a macro fragment
+        else:
+            args[-1].append(t)
+        i += 1
+    return args, i
+
+
+def _c_text(expr: list[str], printf: bool) -> str:
+    """The printed text of an argument: its string literals (adjacent ones joined), HOLE for the rest."""
+    out = []
+    for t in expr:
+        if t.startswith(('"', 'u8"', 'u"', 'U"', 'L"')):
+            text = _c_string(t)
+            out.append(_C_PERCENT.sub(lambda m: "%" if m.group(0) == "%%" else HOLE, text) if printf else text)
+        elif not out or out[-1] != HOLE:
+            out.append(HOLE)  # a value, or a macro like PRIu64 between literals
+    return "".join(out)
+
+
+def _native_messages(src: str) -> Iterator[str]:
+    toks = _c_tokens(src)
+    i = 0
+    while i < len(toks):
+        if not re.match(r"[A-Za-z_]", toks[i]):
+            i += 1
+            continue
+        name, j = _c_qualified(toks, i)
+        if name in _C_PRINTF and j < len(toks) and toks[j] == "(":
+            args, i = _c_args(toks, j)
+            fmt = args[1] if name.endswith(("fprintf", "dprintf")) and len(args) > 1 else args[0]
+            if fmt and fmt[0].startswith('"'):  # a literal format (not a variable's)
+                yield _c_text(fmt, printf=True)
+            continue
+        if name in _C_STREAMS and j < len(toks) and toks[j] == "<<":
+            parts: list[str] = []
+            piece: list[str] = []
+            depth = 0
+            j += 1
+            while j < len(toks) and not (toks[j] == ";" and depth == 0):
+                t = toks[j]
+                depth += t in "([{"
+                depth -= t in ")]}"
+                if t == "<<" and depth == 0:
+                    parts.append(" ".join(piece))
+                    piece = []
+                else:
+                    piece.append(t)
+                j += 1
+            parts.append(" ".join(piece))
+            text = []
+            for part in parts:
+                if part in _C_NEWLINE:
+                    text.append("\n")
+                elif re.fullmatch(r'(?:(?:u8|[uUL])?"(?:\\.|[^"\\])*"\s*)+', part):
+                    text.append(_c_text(_c_tokens(part), printf=False))
+                elif not text or text[-1] != HOLE:
+                    text.append(HOLE)
+            yield "".join(text)
+            i = j
+            continue
+        i = j
+    return
 
 
 def main(paths: list[str], more: bool = False, package: str = "sglang", under: tuple[str, ...] = (),
-         skip: tuple[str, ...] = (), assigned: bool = False) -> None:
+         skip: tuple[str, ...] = (), assigned: bool = False, tests: bool = False, native: bool = False) -> None:
     folder = package.replace("-", "_")
     prefixes = under or (folder + "/",)
     out: set[str] = set()
     read: set[int] = set()
+    wrappers = Wrappers()
     for arg in paths:
-        for _name, src in _sources(Path(arg), prefixes):
-            if "/test/" in _name or "/tests/" in _name or (skip and _name.startswith(skip)):
+        for _name, src in _sources(Path(arg), prefixes, PY_SUFFIXES + NATIVE_SUFFIXES if native else PY_SUFFIXES):
+            if not tests and ("/test/" in _name or "/tests/" in _name):
                 continue  # test helpers print for their own runs, not for a server's log
+            if skip and _name.startswith(skip):
+                continue
             if hash(src) in read:
                 continue  # the same file in another release: its messages are in already
             read.add(hash(src))
+            if _name.endswith(NATIVE_SUFFIXES):
+                for msg in _native_messages(src):
+                    out.update(_templates(msg))
+                continue
             try:
                 tree = ast.parse(src)
             except SyntaxError:
                 continue
-            for msg in _messages(tree, more, assigned):
+            aliases = _aliases(tree)
+            for msg in _messages(tree, more, assigned, aliases):
                 out.update(_templates(msg))
+            read_wrappers(tree, wrappers, folder, aliases)
+    for msg in wrappers.resolve():
+        out.update(_templates(msg))
     what = "SGLang" if folder == "sglang" else package
     print(f"# {what} log-message templates (grammars/source-messages/extract.py); `{{}}` = a formatted value.")
     print("# From: " + ", ".join(Path(p).name for p in paths))
@@ -196,10 +636,11 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
 
 def _options(args: list[str]) -> tuple[list[str], dict[str, object]]:
     paths: list[str] = []
-    opts: dict[str, object] = {"more": False, "package": "sglang", "under": (), "skip": (), "assigned": False}
+    opts: dict[str, object] = {"more": False, "package": "sglang", "under": (), "skip": (), "assigned": False,
+                               "tests": False, "native": False}
     it = iter(args)
     for a in it:
-        if a in ("--more", "--assigned"):
+        if a in ("--more", "--assigned", "--tests", "--native"):
             opts[a[2:]] = True
         elif a == "--package":
             opts["package"] = next(it)
