@@ -59,14 +59,3 @@ def test_what_json_cannot_hold_is_refused_like_the_stdlib(bad: Any) -> None:
         _stdlib(bad)
     with pytest.raises(TypeError):
         pretty(bad)
-
-
-def test_a_document_larger_than_a_chunk_is_the_same_text() -> None:
-    """`pretty` joins its tokens into chunks every `_FLUSH` tokens (memory): at every nesting
-    level, a document of many chunks is still exactly the stdlib's text."""
-    from logparse.render import json as rj
-
-    doc = {"files": [{"findings": [{"line": i, "text": f"t{i}", "nested": [[i, {"k": None}], []]}
-                                   for i in range(3 * rj._FLUSH // 4)]}],
-           "flat": list(range(2 * rj._FLUSH)), "tail": {"x": 1.5}}
-    assert pretty(doc) == _stdlib(doc)

@@ -99,14 +99,19 @@ class ParsedLog:
         return [events[i] for i in sorted(i for _, positions in hits for i in positions)]
 
     def shared(self, *classes: type[Event]) -> list[Any]:
-        """What `of(*classes)` returns, but one list kept with the index and shared by every caller:
-        for readers that only slice it (`run.launches.within`), never change it."""
+        """What `of(*classes)` returns, but one list kept with the index and shared by every caller
+        (one class: the index's own list; several: their merge, kept): for readers that only
+        slice it (`run.launches.within`), never change it."""
         events = self.events
         if self._index is None or self._indexed != (id(events), len(events)):
             self.reindex()
         out = self._shared.get(classes)
         if out is None:
-            out = self._shared[classes] = self.of(*classes)
+            index = self._index
+            assert index is not None
+            hits = [entry for cls, entry in index.items() if issubclass(cls, classes)]
+            # One class: the index's own list (no copy kept beside it); several: their merge.
+            out = self._shared[classes] = hits[0][0] if len(hits) == 1 else self.of(*classes)
         return out
 
     def reindex(self) -> None:

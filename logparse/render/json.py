@@ -43,19 +43,10 @@ def pretty(value: Any) -> str:
     With `indent`, the stdlib encodes in Python through nested generators (a yield per token);
     this writes the same tokens into one list, scalars inline (~2x faster on a failure-heavy
     document). Strings are quoted by the stdlib's own `encode_basestring` (C when available);
-    `tests/test_render_json_pretty.py` compares both on generated documents.
-
-    Every `_FLUSH` tokens the list is joined into a chunk: a document of a long sweep (50 MB of
-    JSON) was ~1.5 million small token strings at once, more than the text itself."""
+    `tests/test_render_json_pretty.py` compares both on generated documents."""
     out: list[str] = []
-    chunks: list[str] = []
-    _value(value, out, "\n", chunks)
-    chunks.append("".join(out))
-    return "".join(chunks)
-
-
-# Tokens held before they are joined into one chunk (bounds the token list, not the text).
-_FLUSH = 8192
+    _value(value, out, "\n")
+    return "".join(out)
 
 
 def _float(value: float) -> str:
@@ -100,9 +91,8 @@ def _key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
 
-def _value(value: Any, out: list[str], newline: str, chunks: list[str]) -> None:
-    """Append `value`'s text; `newline` is a line break plus the indent of the current level.
-    Whole tokens move from `out` to `chunks` (in order) when `out` holds `_FLUSH` of them."""
+def _value(value: Any, out: list[str], newline: str) -> None:
+    """Append `value`'s text; `newline` is a line break plus the indent of the current level."""
     token = _scalar(value)
     if token is not None:
         out.append(token)
@@ -118,13 +108,10 @@ def _value(value: Any, out: list[str], newline: str, chunks: list[str]) -> None:
             token = _scalar(item)
             if token is None:
                 out.append(sep)
-                _value(item, out, inner, chunks)
+                _value(item, out, inner)
             else:
                 out.append(sep + token)
             sep = "," + inner
-            if len(out) >= _FLUSH:
-                chunks.append("".join(out))
-                out.clear()
         out.append(newline + "]")
     elif isinstance(value, dict):
         if not value:
@@ -136,13 +123,10 @@ def _value(value: Any, out: list[str], newline: str, chunks: list[str]) -> None:
             token = _scalar(item)
             if token is None:
                 out.append(f"{sep}{_key(k)}: ")
-                _value(item, out, inner, chunks)
+                _value(item, out, inner)
             else:
                 out.append(f"{sep}{_key(k)}: {token}")
             sep = "," + inner
-            if len(out) >= _FLUSH:
-                chunks.append("".join(out))
-                out.clear()
         out.append(newline + "}")
     else:
         raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
