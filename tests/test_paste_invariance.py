@@ -140,6 +140,12 @@ KNOWN_DIFFERENT: dict[tuple[str, str], str] = {
     "by its indentation after the warning's location line; alone it is a bare code line",
     ("indent-stripped", "dev/g-030"): "a diffusion run's 'Sampling params:' block ('width: 720') is known only "
     "by its indentation under its heading",
+    ("indent-stripped", "dev/h-020"): "torch inductor's autotune table rows ('  triton_mm_21 0.0205 ms 100.0% …') "
+    "are known only by their indentation after the autotune heading",
+    ("indent-stripped", "dev/i-010"): "CANN's indented device-error report ('TraceBack (most recent call last):', "
+    "'Kernel task happen error, retCode=…') is read as traceback source by indentation; no NPU template exists yet",
+    ("indent-stripped", "dev/i-032"): "a double-spaced Ray driver traceback: with the indentation stripped, its "
+    "source lines and caret lines are bare code text",
 }
 
 # The unrecognised-line count may move by one line or this share of the log's lines.

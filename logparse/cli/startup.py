@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import os
+import stat
 from collections.abc import Sequence
 
 # Below this much input the collector stays off for the whole run (cli/options.py _POOL_MIN_BYTES).
@@ -92,7 +93,10 @@ def _small_plain_files(files: Sequence[str]) -> bool:
         if path == "-":
             return False
         try:
-            _input_bytes += os.path.getsize(path)
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                return False  # a FIFO, `<(…)` or a device: reading its magic here would eat its first bytes
+            _input_bytes += st.st_size
             with open(path, "rb") as fh:
                 if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
                     return False
