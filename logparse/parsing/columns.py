@@ -99,13 +99,7 @@ class StatsColumns(_Columns):
             append(get(name, NAN))
         extra = get("extra")
         if extra:
-            row = len(self.line) - 1
-            for name, value in extra.items():
-                slot = self.extra.get(name)
-                if slot is None:
-                    slot = self.extra[name] = (array("q"), array("d"))
-                slot[0].append(row)
-                slot[1].append(value)
+            self.add_extra(len(self.line) - 1, extra)
 
     def add_extra(self, row: int, extra: dict[str, float]) -> None:
         """A row's sparse extras (as `add` stores them)."""
