@@ -12,7 +12,6 @@ import re
 import select
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -334,7 +333,11 @@ def test_a_partly_written_ready_line_is_held_back_until_its_newline(tmp_path: Pa
 
 
 def test_pipe_ready_and_crash(tmp_path: Path) -> None:
-    spools = set(Path(tempfile.gettempdir()).glob("logdiag-follow-*"))
+    # The follows spool into a directory of their own: another run's spools in the shared /tmp
+    # (a parallel suite, a live `logdiag follow`) must not make this test pass or fail.
+    spool_dir = tmp_path / "spool"
+    spool_dir.mkdir()
+    env = {**os.environ, "TMPDIR": str(spool_dir)}
     ready_writer = _writer(
         {
             "dest": "-",
@@ -345,7 +348,7 @@ def test_pipe_ready_and_crash(tmp_path: Path) -> None:
         },
         stdout=subprocess.PIPE,
     )
-    follow = _follow("-", "--format", "json", stdin=ready_writer.stdout)
+    follow = _follow("-", "--format", "json", stdin=ready_writer.stdout, env=env)
     assert ready_writer.stdout is not None
     ready_writer.stdout.close()
     try:
@@ -360,7 +363,7 @@ def test_pipe_ready_and_crash(tmp_path: Path) -> None:
         {"dest": "-", "steps": [{"op": "lines", "src": str(killed), "delay": 0.002}]},
         stdout=subprocess.PIPE,
     )
-    follow = _follow("-", "--format", "json", stdin=crash_writer.stdout)
+    follow = _follow("-", "--format", "json", stdin=crash_writer.stdout, env=env)
     assert crash_writer.stdout is not None
     crash_writer.stdout.close()
     try:
@@ -373,7 +376,7 @@ def test_pipe_ready_and_crash(tmp_path: Path) -> None:
     assert final["root_cause"]["name"] == expected["name"] == "host-oom"
     assert final["root_cause"]["evidence"] == expected["evidence"]
     # The spool of the pipe (what the crash analysis re-read) is removed on exit.
-    assert set(Path(tempfile.gettempdir()).glob("logdiag-follow-*")) == spools
+    assert list(spool_dir.iterdir()) == []
 
 
 def test_pipe_through_a_shell_and_ending_before_ready_exits_1(tmp_path: Path) -> None:
