@@ -415,6 +415,36 @@ WRAPPED = [
         W("iso-timestamp", ts="2025-12-18 16:24:02"),
         id="iso-offset",
     ),
+    pytest.param(  # dev/i-027: a log viewer's export, stamp and a tab
+        "2025-07-01T00:57:53+08:00\t  File \"/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py\", line 2311, in run_scheduler_process",
+        '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process',
+        W("iso-timestamp", ts="2025-07-01 00:57:53"),
+        id="iso-offset-tab",
+    ),
+    pytest.param(
+        "2025-07-01T00:57:53.123Z\t[2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
+        "[2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
+        W("iso-timestamp", ts="2025-07-01 00:57:53.123"),
+        id="iso-millis-zulu-tab",
+    ),
+    pytest.param(  # `date --rfc-3339=ns`-like stamps: a space between date and time, then the zone
+        "2025-07-01 00:57:53.123456789+08:00 [2025-06-30 16:57:53 DP7 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+        "[2025-06-30 16:57:53 DP7 TP7] Scheduler hit an exception: Traceback (most recent call last):",
+        W("iso-timestamp", ts="2025-07-01 00:57:53.123456"),
+        id="iso-spaced-offset",
+    ),
+    pytest.param(
+        "2025-07-01 00:57:53Z\tTraceback (most recent call last):",
+        "Traceback (most recent call last):",
+        W("iso-timestamp", ts="2025-07-01 00:57:53"),
+        id="iso-spaced-zulu-tab",
+    ),
+    pytest.param(
+        "2025-07-01 00:57:53 +0800 Traceback (most recent call last):",
+        "Traceback (most recent call last):",
+        W("iso-timestamp", ts="2025-07-01 00:57:53"),
+        id="iso-spaced-compact-offset",
+    ),
     pytest.param(  # dev-048 (rust tracing pads with 3 spaces)
         "2025-11-05T01:56:54.281615Z  INFO model_runner.init_device_graphs: Capture cuda graph end. Time elapsed: 12.80 s. mem usage=4.69 GB. avail mem=20.31 GB.   ",
         "Capture cuda graph end. Time elapsed: 12.80 s. mem usage=4.69 GB. avail mem=20.31 GB.",
@@ -544,6 +574,9 @@ NOT_WRAPPED = [
     "May I ask why this fails?",
     "WARNING - something without a logger name",
     "[2025-11-11 15:55:06] WARNING model_config.py:707: mxfp4 quantization is not fully optimized yet.",
+    # a date and time without a zone is a logger's own stamp (kept for the grammar and classifier)
+    "2025-10-07 23:32:33  INFO sglang_router_rs::server: starting server",
+    "2026-03-18 05:25:02",
 ]
 
 

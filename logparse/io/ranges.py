@@ -8,11 +8,12 @@ import stat
 from collections.abc import Sequence
 
 from logparse.io.gunzip import GZIP_MAGIC
+from logparse.io.order import HEAD_BYTES, REORDER_MAX_BYTES, newest_first
 from logparse.io.readreport import InputError, os_message
 
 __all__ = ["SPLIT_MIN_BYTES", "line_ranges", "split_points"]
 
-SPLIT_MIN_BYTES = 4 << 20  # files smaller than this are never split (not worth a process)
+SPLIT_MIN_BYTES = REORDER_MAX_BYTES  # files smaller than this are never split (not worth a process)
 _COUNT_BLOCK = 4 << 20  # newline counting per read
 
 
@@ -95,8 +96,11 @@ def line_ranges(path: str, lines: Sequence[int]) -> list[tuple[int, int, int]] |
         if not stat.S_ISREG(os.stat(path).st_mode):
             return []  # a pipe or FIFO cannot be read a second time: nothing to re-read
         with open(path, "rb") as f:
-            if f.read(2) == GZIP_MAGIC:
+            head = f.read(HEAD_BYTES)
+            if head[:2] == GZIP_MAGIC:
                 return None
+            if os.fstat(f.fileno()).st_size < REORDER_MAX_BYTES and newest_first(head):
+                return None  # read in time order (io.order): its line numbers are not the file's
             f.seek(0)
             starts: dict[int, int] = {}  # line number → byte offset of its start
             need = set(wanted) | {n + 1 for n in wanted}

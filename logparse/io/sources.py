@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from logparse.io.gunzip import GZIP_MAGIC, gunzip_blocks
 from logparse.io.limits import MAX_INPUT_ENV, max_input_bytes
+from logparse.io.order import REORDER_MAX_BYTES, in_time_order
 from logparse.io.readreport import InputError, ReadReport, os_message
 
 __all__ = ["BLOCK_SIZE", "SNIFF_BYTES", "binary_reason", "display_name", "plain_blocks",
@@ -91,7 +92,8 @@ def source_blocks(
             if stat.S_ISBLK(st.st_mode):
                 refuse_device("stdin", st)
         # Nothing looked at stdin up front (that would consume it): sniff it as it streams.
-        yield from _bounded(_stream_blocks(buffer, report, 0, None, False), report, limit, sniff=True)
+        blocks = in_time_order(_stream_blocks(buffer, report, 0, None, False), report)
+        yield from _bounded(blocks, report, limit, sniff=True)
         return
     try:
         st = os.stat(path)
@@ -111,8 +113,11 @@ def source_blocks(
     try:
         if ranged and start <= 0 and end is not None and end >= os.fstat(f.fileno()).st_size:
             ranged = False  # the range is the whole file (split_points' single part, also .gz)
-        yield from _bounded(_stream_blocks(f, report, start, end, ranged), report, limit,
-                            sniff=not regular)
+        blocks = _stream_blocks(f, report, start, end, ranged)
+        if not ranged and not (regular and st.st_size >= REORDER_MAX_BYTES):
+            # A byte range is never reordered: only files too large to reorder are split.
+            blocks = in_time_order(blocks, report)
+        yield from _bounded(blocks, report, limit, sniff=not regular)
     finally:
         f.close()
 

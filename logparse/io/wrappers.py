@@ -60,8 +60,14 @@ _ISO = r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2
 # cut right after the target has no ': '.
 _RUST_RE = lazy_compile(_ISO + r" +(TRACE|DEBUG|INFO|WARN|ERROR) +(?:([\w.:-]+?): |(?=[\w.:-]+$))")
 # `docker logs --timestamps`, kubectl and GitHub Actions print exactly one space after the
-# timestamp: any further spaces are the line's own indentation (a traceback frame's).
-_ISO_RE = lazy_compile(_ISO + r"(?: |$)")
+# timestamp: any further spaces are the line's own indentation (a traceback frame's). A log
+# viewer's export (cloud consoles, log shippers' UIs) puts one tab there instead.
+_ISO_RE = lazy_compile(_ISO + r"(?:[ \t]|$)")
+# The same stamp with a space between date and time (`2025-07-01 00:57:53.123+08:00 `, as
+# exports and `--rfc-3339` dates print it): only with its zone, which no logger's own date has.
+_ISO_SPACED_RE = lazy_compile(
+    r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:[.,](\d+))? ?(Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
+)
 _BRACKET_ISO_RE = lazy_compile(r"\[" + _ISO + r"\](?: (?:(\S+) >> ?)?|$)")
 _DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
 # `2025-02-26 15:44:36,973 - INFO - flashinfer.jit: msg` / `… - INFO - Command: …`
@@ -298,6 +304,10 @@ def _match_prefix(s: str) -> _Prefix | None:
                     m[4],
                     m.end(),
                 )
+            m = _ISO_SPACED_RE.match(s)
+            if m:
+                return ("iso-timestamp", _iso_ts(m[1], m[2], m[3]), None, None, None, None, None, None,
+                        m.end())
     elif c.isupper():
         if s[3:4] == " " and "[" in s[23:25]:
             m = _OMPI_TS_RE.match(s)
