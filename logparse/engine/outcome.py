@@ -16,6 +16,7 @@ from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import user_interrupt, warmup_answered_line
 from logparse.run.stage import main_top_level, thread_exception, traceback_phase
+from logparse.run.verdicts import startup_verdicts
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
 from logparse.run.warmup import is_warmup_request
 
@@ -34,6 +35,12 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         root = pick_root(errors)
     if root is not None and role_of(root).hang:
         return "hung"
+    verdict = lc.startup_verdict
+    if verdict is not None and verdict.died and not _served_before(lc, verdict.line):
+        # A wrapper saw the server process die while it waited for it to come up (its cause may be
+        # above, on another rank or not in the excerpt): whatever the findings, it died starting.
+        lc.failed_starting = True  # the run model's readiness must agree with this outcome
+        return "crashed-at-startup"
     failing = [f for f in every if f.severity == Severity.ERROR or f.consequence]
     crash = crash_line(log, failing, start, end)
     if crash is not None:
@@ -108,6 +115,8 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
         if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
             lines.append(e.line)
     lines.extend(f.first_line for f in failing if role_of(f).crash)
+    # A wrapper that saw the server process die (its own traceback is no server crash).
+    lines.extend(v.line for v in startup_verdicts(log, start, end) if v.died)
     return min(lines) if lines else None
 
 

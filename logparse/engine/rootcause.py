@@ -16,6 +16,7 @@ from logparse.grammar.messages import catalog
 from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.run.launches import within
+from logparse.run.verdicts import is_wrapper_verdict
 from logparse.run.vocab import CONSEQUENCE_EVENTS
 
 if TYPE_CHECKING:
@@ -68,9 +69,12 @@ def attach_consequence_lines(
     finding explains (e.g. a bare `Killed` that host-oom claims) are not SGLang's reaction."""
     explained = {n for f in findings for n in f.claims} | {n for f in root.consequences for n in f.claims}
     lines = [e.line for e in within(log.shared(*CONSEQUENCE_EVENTS), start, end) if e.line not in explained]
-    # Initialization failed. Please see the error messages above → the main process's echo of the failure.
+    # A parent's echo of the failure (`Initialization failed. Please see the error messages above.`)
+    # and a wrapper's verdict on the start-up (`Server process terminated unexpectedly.`) are the
+    # failure's consequences, with their tracebacks.
     for tb in within(log.shared(Traceback), start, end):
-        if tb.line not in explained and catalog()["parent-echo"].match(tb.message or "") is not None:
+        if tb.line not in explained and (catalog()["parent-echo"].match(tb.message or "") is not None
+                                      or is_wrapper_verdict(tb)):
             lines.extend(range(tb.line, (tb.end_line or tb.line) + 1))
     if not lines:
         return

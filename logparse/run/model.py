@@ -22,6 +22,7 @@ from logparse.run.readiness import (
     warmup_answered_line,
 )
 from logparse.run.timeline import MAIN, Phase, rel_s, slowest_rank, startup_phases
+from logparse.run.verdicts import StartupVerdict, startup_verdicts
 from logparse.run.vocab import FATAL_EVENTS
 
 if TYPE_CHECKING:
@@ -91,13 +92,26 @@ class Lifecycle:
         """Whether the attempt was ready or serving before `line` (e.g. a crash)."""
         return self.up_line is not None and self.up_line <= line
 
+    @cached_property
+    def startup_verdict(self) -> StartupVerdict | None:
+        """The first wrapper verdict on this attempt's start-up (run/verdicts.py) given before the
+        server showed itself up: the server was not ready in time, or its process died first. A
+        wrapper waits only while the server starts, so a verdict after the server was up is about
+        something else."""
+        for v in startup_verdicts(self.log, self.launch.first_line, self.launch.last_line):
+            if not self.up_before(v.line):
+                return v
+        return None
+
     @property
     def ready(self) -> bool | None:
-        """True if the attempt reached readiness or served; False if it was starting and never did;
-        None when the lines cannot tell (benchmark output, an excerpt of other messages)."""
+        """True if the attempt reached readiness or served; False if it was starting and never did
+        (or a wrapper says it did not come up); None when the lines cannot tell (benchmark output,
+        an excerpt of other messages)."""
         if self.up_line is not None or self.served_per_findings:
             return True
-        return False if self.startup_seen or self.failed_starting else None
+        starting = self.startup_seen or self.failed_starting or self.startup_verdict is not None
+        return False if starting else None
 
     @property
     def serving(self) -> bool:

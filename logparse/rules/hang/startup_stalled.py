@@ -22,7 +22,7 @@ from logparse.model.findings import Finding
 from logparse.model.text import dated_timestamps, short
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import lookup, rule
-from logparse.run.model import run_segments
+from logparse.run.model import run_of
 from logparse.run.ranks import rank_key, rank_range
 from logparse.run.readiness import (
     http_answered_line,
@@ -138,8 +138,12 @@ def startup_stalled(ctx: RuleContext) -> Iterator[Finding]:
     `--cuda-graph-max-bs`). If the process is still running, the answer is to wait and look again.
     """
     log = ctx.log
-    start, end = run_segments(log)[-1]
-    wrapper = [h.line for h in ctx.message_lines("server-not-ready-in-time", unclaimed=False) if h.line >= start]
+    lc = run_of(log).last
+    start, end = lc.launch.first_line, lc.launch.last_line
+    verdict = lc.startup_verdict  # a wrapper's word on the start-up (run/verdicts.py)
+    if verdict is not None and verdict.died:
+        return  # the wrapper saw the server process die: it crashed while starting, it did not stall
+    wrapper = [verdict.line] if verdict is not None else []
     if any(f(log, start, end) is not None for f in (ready_line, warmup_answered_line, http_answered_line, traffic_line)):
         return
     if not wrapper:
