@@ -8,6 +8,7 @@ leading spaces removed); the transformed log must give the same records as the o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -381,3 +382,23 @@ def test_log_indented_as_a_code_block(tmp_path: Path) -> None:
             "RuntimeError: boom"]
     got = _lines(tmp_path, "".join("    " + line + "\n" for line in body).encode())
     assert got == body
+
+
+# ---------------------------------------------------------------- autolinked envelopes (dev/h-025)
+
+_ENVELOPE_HEAD = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2})(?=:\d{2}:\d{2})")
+
+
+@pytest.mark.parametrize("name", ["dev-002.log", "dev-026.log", "dev-041.log", "dev-047.log"])
+def test_envelopes_autolinked_by_a_chat_client_parse_as_before(tmp_path: Path, name: str) -> None:
+    # A chat client took each envelope's date and hour for a phone number:
+    # `[2025-11-19 14:41:27] …` became `[[2025-11-19 14](tel:2025-11-19 14):41:27] …`.
+    source = CORPUS / name
+    lines = source.read_text(encoding="utf-8").split("\n")
+    linked = [_ENVELOPE_HEAD.sub(lambda m: f"[[{m[1]}](tel:{m[1]})", line) for line in lines]
+    assert linked != lines
+    out = tmp_path / f"linked-{name}"
+    out.write_text("\n".join(linked), encoding="utf-8")
+    before, after = parse_file(str(source)), parse_file(str(out))
+    assert [type(e).__name__ for e in after.events] == [type(e).__name__ for e in before.events]
+    assert after.coverage.unparsed == before.coverage.unparsed

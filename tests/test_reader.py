@@ -587,6 +587,52 @@ def test_not_a_wrapper(tmp_path: Path, line: str) -> None:
     assert rep.wrapped == 0
 
 
+AUTOLINKED = [
+    pytest.param(  # dev/h-025: a chat client's tel: link around the date and the hour
+        "[[2025-11-19 14](tel:2025-11-19 14):41:27] INFO:     Application startup complete.",
+        "[2025-11-19 14:41:27] INFO:     Application startup complete.",
+        id="tel-same-text",
+    ),
+    pytest.param(  # clients that keep only the number in the link's target
+        "[[2025-11-19 14:41:27](tel:+20251119144127) TP0] Load weight begin. avail mem=78.31 GB",
+        "[2025-11-19 14:41:27 TP0] Load weight begin. avail mem=78.31 GB",
+        id="tel-digits-target",
+    ),
+    pytest.param(
+        "[[2025-11-19](http://2025-11-19) 14:41:27 DP0 TP0] Decode batch, #running-req: 1",
+        "[2025-11-19 14:41:27 DP0 TP0] Decode batch, #running-req: 1",
+        id="http-autolink",
+    ),
+    pytest.param(  # a second autolink in the message goes with the first
+        "[[2025-11-19 14](tel:2025-11-19 14):41:27] INFO:     Uvicorn running on [http://0.0.0.0:8011](http://0.0.0.0:8011) (Press CTRL+C to quit)",
+        "[2025-11-19 14:41:27] INFO:     Uvicorn running on http://0.0.0.0:8011 (Press CTRL+C to quit)",
+        id="tel-and-url",
+    ),
+    pytest.param(  # a link whose target says something else is the writer's: kept
+        "[[2025-11-19 14](tel:555-0100):41:27] x",
+        "[[2025-11-19 14](tel:555-0100):41:27] x",
+        id="other-target",
+    ),
+    pytest.param(
+        "[[1, 2]](http://example.com) nested list",
+        "[[1, 2]](http://example.com) nested list",
+        id="not-a-link-of-itself",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "text"), AUTOLINKED)
+@pytest.mark.parametrize(
+    "neighbour",
+    [b"", b"[2025-11-19 14:41:26 TP0] Init torch distributed begin.\n", b"x 1/2 [00:01<00:01, 1.2it/s]\n",
+     b"[0m\n", b"bad \xff\n"],
+    ids=["alone", "fast", "tqdm", "ansi", "slow"],
+)
+def test_autolinked_envelope_is_repaired(tmp_path: Path, line: str, text: str, neighbour: bytes) -> None:
+    lines, _ = read_bytes(tmp_path, neighbour + line.encode() + b"\n")
+    assert lines[-1][1:] == (text, None)
+
+
 def test_wrapper_inside_ray_does_not_eat_message_text(tmp_path: Path) -> None:
     # docker-compose is only ever the outermost prefix; inside Ray `Backend | x` is text.
     lines, _ = read_bytes(tmp_path, b"(WorkerDict pid=7) Backend  | sglang\n")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from logparse.model.lazyre import lazy_compile
 from logparse.model.numbers import to_int
 
-__all__ = ["BRACKET_SERVICE_PRECHECK", "Unwrapper", "Wrapper"]
+__all__ = ["AUTOLINK_PRECHECK", "BRACKET_SERVICE_PRECHECK", "Unwrapper", "Wrapper"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,13 @@ _DOCKER_RE = lazy_compile(r"([A-Za-z0-9_][\w.-]{0,62}) +\|(?: |$)")
 # blocks that hold one (BRACKET_SERVICE_PRECHECK), since `[` lines otherwise skip unwrapping.
 _BRACKET_SERVICE_RE = lazy_compile(r"\[([A-Za-z0-9_][\w.-]{0,62})\] +\|(?: |$)")
 BRACKET_SERVICE_PRECHECK = lazy_compile(r"^\[[A-Za-z0-9_][\w.-]{0,62}\] +\|", re.MULTILINE)
+# A chat or markdown client that took the envelope's date-time for a phone number (or a URL) and
+# autolinked it; the copy is the link's markdown: `[[2025-11-19 14](tel:2025-11-19 14):41:27] …`.
+# Only a line whose envelope starts with such a link is repaired (`[[`, which every block path
+# unwraps); the reader looks for them in blocks that hold one (AUTOLINK_PRECHECK).
+AUTOLINK_PRECHECK = lazy_compile(r"^\[\[[^\]\n]{0,80}\]\(", re.MULTILINE)
+_AUTOLINK_RE = lazy_compile(r"\[([^\[\]\n]{1,80})\]\(((?:tel|sms|callto|mailto):|https?://)?([^()\n]{1,100})\)")
+_PHONE_SCHEMES = frozenset({"tel:", "sms:", "callto:"})
 _RAY_RE = lazy_compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
 # Ray's own processes have no pid in the prefix: `(raylet) …`, `(raylet, ip=10.0.0.1) …`,
 # `(gcs_server) …` (a node's raylet forwards what a worker printed before it became an actor).
@@ -335,6 +342,25 @@ def _match_prefix(s: str) -> _Prefix | None:
     return None
 
 
+def _unlinked(m: re.Match[str]) -> str:
+    """The link's text when its target says the same (the client's autolink of that text), else
+    the link as it is. A phone link's target may keep only the digits (`tel:+2025111914`)."""
+    text, scheme, target = m[1], m[2] or "", m[3]
+    if target.rstrip("/") == text.rstrip("/") or scheme + target == text:
+        return text
+    if scheme in _PHONE_SCHEMES and any(c in _DIGITS for c in text):
+        digits = [c for c in text if c in _DIGITS]
+        if digits == [c for c in target if c in _DIGITS]:
+            return text
+    return m[0]
+
+
+def unlink_autolinks(s: str) -> str:
+    """`s` with every markdown autolink a client made of its own text (`[x](tel:x)`,
+    `[x](http://x)`) replaced by that text."""
+    return _AUTOLINK_RE.sub(_unlinked, s)
+
+
 def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
     if kind == "ray":
         # A Ray system process (`(raylet, ip=…)`) has no pid: its name keeps it apart.
@@ -394,6 +420,8 @@ class Unwrapper:
             # A UTF-8 byte-order mark (a file saved by a Windows editor, or one of several
             # concatenated files): not text of the log, and no wrapper either.
             s = s[1:]
+        if s[:2] == "[[" and "](" in s:
+            s = unlink_autolinks(s)
         if s[:1] == " " or s[:1] == "\t":
             m = _INDENTED_RECORD_RE.match(s)
             if m:
