@@ -1,10 +1,13 @@
 """A wrapper's verdict on the server's start-up (run/verdicts.py) is readiness and outcome evidence,
 and the traceback it raises is the wrapper's, not the server's crash: not ready in time →
 startup-stalled and ready False; the server process died → crashed-at-startup and ready False.
+A traceback that says (or follows a record saying) the real error is shown elsewhere is a
+consequence, never the root.
 
 The exception texts are the printed forms of the wrappers' own strings: SGLang's test_utils
 `popen_launch_server` and `srt/entrypoints/http_server_engine.launch_server_process`,
-`sglang.utils.wait_for_server`, slime's `_wait_server_healthy`, verl's `launch_server_process`."""
+`sglang.utils.wait_for_server`, slime's `_wait_server_healthy`, verl's `launch_server_process`,
+vLLM's engine core client, Xinference's worker."""
 
 from __future__ import annotations
 
@@ -111,4 +114,36 @@ def test_a_died_verdict_after_the_server_was_ready_is_no_start_up_verdict(tmp_pa
     assert "scheduler-crash" not in a.fired()
     assert a.facts.get("ready") is True
     assert a.outcome == "crashed-while-serving"
+
+
+# --------------------------------------------------------------------------- shown elsewhere
+
+
+def test_a_traceback_after_a_record_saying_see_above_is_a_consequence(tmp_path: Path) -> None:
+    # Xinference's worker logs the launch failure, then its own (cut) traceback of it (dev i-016).
+    text = (
+        "2025-06-30 06:18:36,801 xinference.core.worker 113 ERROR    [request b087e27a-55b4-11f0-93e7-7ac282aee84d] "
+        "Leave launch_builtin_model, error: [address=0.0.0.0:43399, pid=1793] Initialization failed. Please see "
+        "the error messages above., elapsed time: 17 s\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/xinference/core/utils.py", line 93, in wrapped\n'
+        "    ret = await func(*args, **kwargs)\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/xinference/core/worker.py", line 1114, in launch_builtin_model\n'
+        "    await model_ref.load()\n"
+    )
+    a = analyze_text(tmp_path, text)
+    assert "scheduler-crash" not in a.fired() and a.root_cause is None
+    assert a.outcome == "crashed-at-startup" and a.facts.get("ready") is False
+
+
+def test_vllms_see_root_cause_above_is_an_echo(tmp_path: Path) -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/utils.py", line 690, in wait_for_engine_startup\n'
+        "    raise RuntimeError(\n"
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    )
+    a = analyze_text(tmp_path, text)
+    assert "scheduler-crash" not in a.fired()
+    assert a.outcome == "crashed-at-startup"
 

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from logparse.engine.roles import role_of
-from logparse.grammar.messages import catalog
 from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.run.launches import within
-from logparse.run.verdicts import is_wrapper_verdict
+from logparse.run.verdicts import echoes_failure_elsewhere, is_wrapper_verdict
 from logparse.run.vocab import CONSEQUENCE_EVENTS
 
 if TYPE_CHECKING:
@@ -73,8 +72,7 @@ def attach_consequence_lines(
     # and a wrapper's verdict on the start-up (`Server process terminated unexpectedly.`) are the
     # failure's consequences, with their tracebacks.
     for tb in within(log.shared(Traceback), start, end):
-        if tb.line not in explained and (catalog()["parent-echo"].match(tb.message or "") is not None
-                                      or is_wrapper_verdict(tb)):
+        if tb.line not in explained and (echoes_failure_elsewhere(log, tb) or is_wrapper_verdict(tb)):
             lines.extend(range(tb.line, (tb.end_line or tb.line) + 1))
     if not lines:
         return

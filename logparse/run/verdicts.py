@@ -1,4 +1,5 @@
-"""Reports about a failure that are not the failure: a wrapper's verdict on the server's start-up.
+"""Reports about a failure that are not the failure: a wrapper's verdict on the server's start-up,
+and tracebacks that echo an error shown elsewhere.
 
 A program that starts SGLang and waits for it (a CI harness's `popen_launch_server`, SGLang's own
 `launch_server_process`, slime's and verl's rollout engines, `sgl.Runtime`) says what it saw when the
@@ -6,6 +7,10 @@ wait ends badly: the server was not ready in time (`TimeoutError: Server failed 
 timeout period`) or its process died first (`Exception: Server process terminated unexpectedly.`).
 That is evidence about readiness and the outcome (the run model and the engine read it here), and
 the traceback the wrapper raises with it is the wrapper's, never a crash of a server process.
+
+Likewise a traceback whose exception — or the log record that introduced it — says the real error
+is shown elsewhere (`Initialization failed. Please see the error messages above.`) is the parent's
+consequence of a failure, never its root.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ if TYPE_CHECKING:
 # Catalog codes (grammars/messages/) of a wrapper's verdict, by what it says of the server.
 NOT_READY_CODES = ("server-not-ready-in-time",)
 DIED_CODES = ("server-died-starting", "parent-echo")
+# The real error is shown elsewhere (above, in the server's own log).
+ECHO_CODE = "parent-echo"
 
 
 @dataclass(frozen=True)
@@ -97,3 +104,15 @@ def is_wrapper_verdict(tb: Traceback) -> bool:
         return False
     return any(_matches(NOT_READY_CODES + DIED_CODES, text) for text in _raised(tb))
 
+
+def echoes_failure_elsewhere(log: ParsedLog, tb: Traceback) -> bool:
+    """A traceback that reports a failure shown elsewhere: its exception says the real error is
+    above (`Initialization failed. Please see the error messages above.`), or so does the record
+    that printed it — the text before `Traceback (most recent call last):` on its first line or the
+    line before it (`logger.exception`'s message: `… error: … Please see the error messages above.`)."""
+    if any(_matches((ECHO_CODE,), text) for text in _raised(tb)):
+        return True
+    intro = [log.texts.get(tb.line, "")]
+    if not tb.headless:  # a headless traceback's previous line is not its header's record
+        intro.append(log.texts.get(tb.line - 1, ""))
+    return any(text and _matches((ECHO_CODE,), text) for text in intro)

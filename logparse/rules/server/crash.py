@@ -23,7 +23,7 @@ from logparse.rules.frames import (
 from logparse.rules.registry import rule
 from logparse.run.readiness import user_interrupt
 from logparse.run.stage import main_top_level
-from logparse.run.verdicts import is_wrapper_verdict
+from logparse.run.verdicts import echoes_failure_elsewhere, is_wrapper_verdict
 
 # What an exit code of a dead scheduler says about how it died.
 _EXIT_CODES = {-3: "SIGQUIT: the scheduler's own error path, not the OOM killer", -6: "SIGABRT (a native abort)",
@@ -201,8 +201,10 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     rank tag or a frame of SGLang's runtime make it a server's; SGLang's client tools (`bench_*`),
     Ray's `ray.get` re-raising an actor's death and Python logging's own error report are not
     crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
-    the timeout period`, `Server process terminated unexpectedly.`: readiness evidence); a cut
-    traceback of the launching program's top level is a warning (no root guessed).
+    the timeout period`, `Server process terminated unexpectedly.`: readiness evidence) or a
+    traceback that says, or follows a record saying, the real error is shown elsewhere
+    (`Initialization failed. Please see the error messages above.`); a cut traceback of the
+    launching program's top level is a warning (no root guessed).
 
     **Why it matters**
     The process is gone and the server with it. When the exception line is missing, the excerpt
@@ -235,8 +237,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             continue
         if ends_at_native_crash(ctx, tb):
             continue  # the last thread of an earlier native-crash dump: frames, not an exception
-        if tb.exc_type and ctx.match("parent-echo", tb.message.strip()) is not None:
-            continue  # the main process echoing a child's failure
+        if echoes_failure_elsewhere(ctx.log, tb):
+            continue  # a parent echoing a failure shown elsewhere (`… see the error messages above`)
         if is_wrapper_verdict(tb):
             continue  # a wrapper's verdict on the start-up (not ready in time, the server died): readiness
         if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
