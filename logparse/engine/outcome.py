@@ -117,7 +117,31 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
     lines.extend(f.first_line for f in failing if role_of(f).crash)
     # A wrapper that saw the server process die (its own traceback is no server crash).
     lines.extend(v.line for v in startup_verdicts(log, start, end) if v.died)
+    rotated = _rotated_paste(log, start, end)
+    if rotated is not None:
+        # The traceback's tail was pasted first: the process died where its head is.
+        tail, head = rotated
+        lines = [head.line if tail.line <= n <= (tail.end_line or tail.line) else n for n in lines]
     return min(lines) if lines else None
+
+
+def _rotated_paste(log: ParsedLog, start: int, end: int) -> tuple[Traceback, Traceback] | None:
+    """(tail, head) when the attempt's excerpt is one traceback pasted rotated: it opens inside a
+    traceback (the tail: its exception, no header, nothing of the attempt before it) and ends inside
+    one (the head: a header and frames, cut before any exception), with no other traceback between
+    and no rank telling them apart. An excerpt cut at both ends holds one traceback's two halves in
+    the wrong order: the lines pasted between them came before the failure, not after it."""
+    tbs = within(log.shared(Traceback), start, end)
+    if len(tbs) != 2:
+        return None
+    tail, head = tbs
+    if not (tail.headless and tail.exc_type and head.cut and head.exc_type is None and not head.headless):
+        return None
+    if tail.rank and head.rank and tail.rank != head.rank:
+        return None
+    if within(log.events, start, tail.line - 1) or (head.end_line or head.line) < end:
+        return None  # something precedes the tail, or follows the head: the excerpt is not cut there
+    return tail, head
 
 
 def _fatal_traceback(tb: Traceback) -> bool:
