@@ -114,8 +114,8 @@ class EnvelopeCallbacks:
         tok = children[0]
         text = str(tok)
         rank = None
-        if text.startswith("[rank"):
-            rank = text[1 : text.index("]")]
+        if text[:5] in ("[rank", "[Rank"):
+            rank = "r" + text[2 : text.index("]")]  # `[Rank7]:` is the same tag as `[rank7]:`
             text = text[text.index("]") + 2 :]
         body = text[1:-2]  # 'E304 12:54:52.122900428 ProcessGroupNCCL.cpp:616'
         level = body[0]
