@@ -415,6 +415,24 @@ WRAPPED = [
         W("iso-timestamp", ts="2025-12-18 16:24:02"),
         id="iso-offset",
     ),
+    pytest.param(  # dev/a-026: a narrow terminal's bar, cut before its counts, glued to a record
+        "  0%|                                                                            [2026-05-28 02:59:50 TP0] Prefill batch, #new-seq: 1, #new-token: 896, #queue-req: 28, ",
+        "[2026-05-28 02:59:50 TP0] Prefill batch, #new-seq: 1, #new-token: 896, #queue-req: 28, ",
+        W("progress-bar"),
+        id="glued-bar-without-rate",
+    ),
+    pytest.param(
+        "Capturing batches (bs=160 avail_mem=6.28 GB):  45%|████▌     | 10/22[2026-05-28 02:59:50 TP0] Registering 1 cuda graph addresses",
+        "[2026-05-28 02:59:50 TP0] Registering 1 cuda graph addresses",
+        W("progress-bar"),
+        id="glued-bar-with-desc-and-count",
+    ),
+    pytest.param(
+        "Loading safetensors checkpoint shards:  50% Completed |█████     [2026-05-28 02:59:50.123 TP1] Load weight end.",
+        "[2026-05-28 02:59:50.123 TP1] Load weight end.",
+        W("progress-bar"),
+        id="glued-sglang-bar",
+    ),
     pytest.param(  # dev/i-027: a log viewer's export, stamp and a tab
         "2025-07-01T00:57:53+08:00\t  File \"/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py\", line 2311, in run_scheduler_process",
         '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process',
@@ -577,6 +595,9 @@ NOT_WRAPPED = [
     # a date and time without a zone is a logger's own stamp (kept for the grammar and classifier)
     "2025-10-07 23:32:33  INFO sglang_router_rs::server: starting server",
     "2026-03-18 05:25:02",
+    # a bar whose text names an envelope-like stamp is not glued to a record
+    "  0%|          | 0/4 [00:00<?, ?it/s] (started [2026-05-28 02:59:50])",
+    "Progress 50%| done",
 ]
 
 

@@ -125,6 +125,15 @@ _OMPI_TS_RE = lazy_compile(
 # `[date time] message`; the `[program@<n,n>]:` tag after it is what tells them apart.
 _LAUNCHER_TAG_RE = lazy_compile(r"\[" + _DATE + r"\] \[([^\]\s@]+)@<(\d+),(\d+)>\]: ?")
 
+# A progress bar a narrow terminal cut before its counts and rate, with the next record glued
+# after it: `  0%|<bar>[2026-05-28 02:59:50 TP0] Prefill batch, …` (tqdm's `{desc}: {percentage}%|`
+# l_bar, SGLang's `% Completed |`, then the bar's cells and at most its `| n/total`). A whole bar
+# (`… [00:00<?, ?it/s][2026-…`) is the decoder's to split into two lines: its `[elapsed<…]` part
+# stands between the bar and the envelope, so this does not match it.
+_GLUED_BAR_RE = lazy_compile(
+    r"[ \t]*(?:[^\s\[\]|][^\[\]|]{0,120}?: *)?\d{1,3}%(?: Completed ?)?\|[^\[\]|]{0,400}"
+    r"(?:\| *\d+(?:\.\d+)?[kMG]?/\d+(?:\.\d+)?[kMG]? *)?(?=\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,\] ])"
+)
 _MONTHS = {
     m: i + 1
     for i, m in enumerate(
@@ -169,6 +178,11 @@ def _match_prefix(s: str) -> _Prefix | None:
     c = s[:1]
     if not c:
         return None
+    if s.find("%", 0, 128) >= 0 and s.find("|", 0, 160) >= 0:
+        m = _GLUED_BAR_RE.match(s)
+        if m:
+            # The bar's text says nothing a diagnosis needs; the record after it is the line.
+            return ("progress-bar", None, None, None, None, None, None, None, m.end())
     if c == "(" or (c == "m" and s[1:2] == "("):
         # `m(…pid=…)`: a Ray prefix whose colour code lost its `ESC[36` when the paste began
         # inside it (the rest of such codes, `[36m` / `[0m`, the reader strips as ANSI remnants).
