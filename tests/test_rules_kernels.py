@@ -410,3 +410,71 @@ def test_an_illegal_address_while_capturing_is_a_kernel_fault_in_capture(tmp_pat
     assert f is not None and f.name == "illegal-memory-access"
     assert f.data["phase"] == "cuda-graph-capture" and f.data["backend"] == "CUDA graph capture"
     assert a.outcome == "crashed-at-startup"
+
+
+# --------------------------------------------------------------------------- illegal-memory-access on an NPU
+
+NPU_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/rules/illegal-memory-access"
+
+
+def test_an_ascend_device_report_is_one_kernel_fault_with_its_error_string() -> None:
+    # sglang#12464 (dev/i-010): EZ9999 report of an aivec fault, its detail lines, the kernel-task line.
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/corpus/dev/i-010.log"))
+    [f] = named(a, "illegal-memory-access")  # one report, not one finding per line
+    assert a.root_cause is f
+    assert f.data["device"] == "npu"
+    assert f.data["error"] == "The MPU address access is invalid"
+    assert f.data["retcode"] == "0x31"
+    assert "`ASCEND_LAUNCH_BLOCKING=1`" in f.remedy and "CUDA_LAUNCH_BLOCKING" not in f.remedy
+
+
+@pytest.mark.parametrize(("name", "error"), [
+    ("bad-npu.log", "L0C read/write conflict(vec read operation or cube write operation).When the FIXP reads"),
+    ("bad-npu-2.log", "The DDR address of the MTE instruction is out of range"),
+])
+def test_npu_fault_wordings_of_other_cann_releases(name: str, error: str) -> None:
+    # pto-dsl#90 (torch_npu '[Error]: The aicore execution is abnormal.', fftsplus aicore, A2/A3) and
+    # PTOAS#426 (aclrtSynchronizeStream 507015, A5 'there is an aicore error exception').
+    a = analyze(str(NPU_FIXTURES / name))
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["error"] == error
+
+
+def test_a_repeated_npu_report_is_one_finding_and_names_the_fault_kernel(tmp_path: Path) -> None:
+    report = [
+        "[W1216 15:09:53.857638449 compiler_depend.ts:526] Warning: NPU warning, error code is 507035[Error]: ",
+        "[Error]: The vector core execution is abnormal. ",
+        "        Rectify the fault based on the error information in the ascend log.",
+        "EZ9999: Inner Error!",
+        ("       Aicore kernel execute failed, device_id=2, stream_id=2, report_stream_id=2, task_id=42014, "
+         "flip_num=6, fault kernel_name=reshape_and_cache_200000000,"),
+    ]
+    gap = [f"[2025-12-16 15:09:5{i}] some other line {i}" for i in range(10)]
+    a = run(tmp_path, "\n".join(report + gap + report) + "\n")
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["kernel"] == "reshape_and_cache_200000000"
+    assert f.data["code"] == 507035
+    assert f.data["reports"] == 2
+    assert "reshape_and_cache_200000000" in f.message
+
+
+def test_an_ai_cpu_exception_is_no_kernel_fault(tmp_path: Path) -> None:
+    # hw-native-sys/simpler#1019: an AICPU task exception, then 207001 on the next launch. Host-side
+    # op code on the AI CPU, not a device kernel's memory fault: alone it is no finding, and next to
+    # a real aivec report (PTOAS#426's A5 wording) it is not part of that finding's evidence.
+    aicpu = [
+        ("11:05:31.652  PrintTaskErrorMsg: Task run failed, stream_id=59, sqe_type=5(aicpu_d), "
+         "errType=0x1(task exception)"),
+        ("11:05:31.653  ProcessStarsAicpuErrorInfo: error from device(chipId:0,dieId:0), exception during "
+         "AICPU execution"),
+        "11:05:31.656  PrintAicpuErrorInfo: Aicpu kernel execute failed, device_id=2,",
+        "              rtKernelLaunchWithHandleV2: 207001, desc=[Failed to create the module object.",
+    ]
+    assert "illegal-memory-access" not in run(tmp_path, "\n".join(aicpu) + "\n").fired()
+    aivec = ("       The error from device(chipId:0, dieId:0), serial number is 9, there is an aivec error "
+             "exception, core id is 0, error code = 0, dump info: pc start: 0x100040800764")
+    gap = [f"[2025-12-16 15:09:5{i}] some other line {i}" for i in range(10)]
+    a = run(tmp_path, "\n".join(aicpu + gap + [aivec]) + "\n", name="both.log")
+    [f] = named(a, "illegal-memory-access")
+    assert f.data["fault"] == "aivec"
+    assert all(ev.line > len(aicpu) for ev in f.evidence)

@@ -1,5 +1,6 @@
 """illegal-memory-access: a GPU kernel fault (illegal address, device assert, launch failure) that
-no more specific rule explains, with the backend its traceback goes through."""
+no more specific rule explains, with the backend its traceback goes through; an Ascend NPU's AI Core /
+vector core fault is the same diagnosis."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ BACKENDS: tuple[tuple[str, str, tuple[tuple[str, ...], ...]], ...] = (
     ("CUDA graph replay", "`--disable-cuda-graph` (to confirm)", (("cuda_graph_runner",), ("graph_runner",))),
 )
 MAX_LONE_EVIDENCE = 16  # device asserts print once per faulting thread: cite the first few
+# CANN prints one device error report as a block: the EZ9999 header, the core's error line, an indented
+# "TraceBack" of detail lines, torch_npu's "[Error]: The … execution is abnormal." Hits of one report
+# are at most this many lines apart; a farther hit starts another report.
+NPU_REPORT_GAP = 8
 
 
 def backend_of(text: str) -> tuple[str, str] | None:
@@ -75,7 +80,10 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
     access was encountered`, `device-side assert triggered`, `CUDA_ERROR_LAUNCH_FAILED`, a DeepGEMM /
     DeepEP device assert (`Assertion failed: ….cuh:N, condition: …`). This rule reports the faults
     that no more specific rule (e.g. `deepgemm-scale-format`) explains; raised while capturing CUDA
-    graphs, it says so (phase `cuda-graph-capture`).
+    graphs, it says so (phase `cuda-graph-capture`). On Ascend NPUs the same fault is CANN's device
+    error report (`there is an exception of aivec error`, `Kernel task happen error, … [vector core
+    exception]`, torch_npu's `The aicore execution is abnormal.`, error codes 507015 / 507035): one
+    finding per report, with the device's error string and the faulting kernel where printed.
 
     **Why it matters**
     The CUDA context is unusable after such a fault: the scheduler dies and the server with it. CUDA
@@ -90,8 +98,10 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
 
     **Fix**
     Switch the backend named in the traceback (attention / MoE / sampling backend), rerun with
-    `CUDA_LAUNCH_BLOCKING=1` to locate the kernel, and report it upstream with the traceback.
+    `CUDA_LAUNCH_BLOCKING=1` (on an NPU `ASCEND_LAUNCH_BLOCKING=1`) to locate the kernel, and report
+    it upstream with the traceback.
     """
+    yield from _npu_faults(ctx)
     hits = find_message(ctx, "cuda-kernel-fault")
     # Lone lines (torch prints a device assert once per faulting thread): one finding per message.
     lone: dict[str, list[Found]] = {}
@@ -141,3 +151,69 @@ def illegal_memory_access(ctx: RuleContext) -> Iterator[Finding]:
             if after is not None:
                 events.append(after)
         yield ctx.finding("illegal-memory-access", message, remedy, events=events, data=data)
+
+
+def _npu_reports(hits: list[Found]) -> list[list[Found]]:
+    """The hits grouped into device reports: per rank, consecutive hits at most NPU_REPORT_GAP lines
+    apart (every line of a CANN report is one hit or near one; a report is never split by rank)."""
+    reports: list[list[Found]] = []
+    open_by_rank: dict[str | None, list[Found]] = {}
+    for hit in hits:
+        cur = open_by_rank.get(hit.rank)
+        if cur is not None and hit.line - cur[-1].line <= NPU_REPORT_GAP:
+            cur.append(hit)
+            continue
+        open_by_rank[hit.rank] = [hit]
+        reports.append(open_by_rank[hit.rank])
+    return reports
+
+
+def _npu_detail(ctx: RuleContext, report: list[Found]) -> dict[str, Any]:
+    """The fields of a report: the core and fault kinds, the error code, and from its detail lines
+    (within the report's span) the device's error string and the faulting kernel's name."""
+    fields: dict[str, Any] = {}
+    for hit in report:
+        for key, value in hit.fields.items():
+            if value is not None:
+                fields.setdefault(key, value)
+    first, last = report[0].line, report[-1].line + NPU_REPORT_GAP
+    for h in ctx.message_lines("npu-kernel-fault-detail", unclaimed=False):
+        if first <= h.line <= last:
+            for key, value in h.fields.items():
+                if value is not None:
+                    fields.setdefault(key, value)
+    return fields
+
+
+def _npu_faults(ctx: RuleContext) -> Iterator[Finding]:
+    """One finding per Ascend device error report (the same report repeated — torch_npu prints it
+    again for every API call that syncs the device — is one finding with a count)."""
+    hits = find_message(ctx, "npu-kernel-fault")
+    if not hits:
+        return
+    grouped: dict[str, list[tuple[list[Found], dict[str, Any]]]] = {}
+    for report in _npu_reports(hits):
+        fields = _npu_detail(ctx, report)
+        what = " ".join(str(fields.get(k) or "") for k in ("core", "fault", "error", "kernel"))
+        grouped.setdefault(mask_numbers(what), []).append((report, fields))
+    for same in grouped.values():
+        report, fields = same[0]
+        kind = fields.get("fault") or fields.get("core") or "AI Core"
+        error = fields.get("error")
+        kernel = fields.get("kernel")
+        data: dict[str, Any] = {"fault": str(kind), "device": "npu", "backend": None}
+        for key in ("error", "kernel", "code", "retcode"):
+            if fields.get(key) is not None:
+                data[key] = fields[key]
+        if len(same) > 1:
+            data["reports"] = len(same)
+        message = f"NPU kernel fault ({kind})" + (f": {short(str(error), 120)}" if error else "")
+        if kernel:
+            message += f" in kernel {kernel}"
+        remedy = ("rerun with `ASCEND_LAUNCH_BLOCKING=1` to find the faulting operator (the device reports "
+                  "the fault asynchronously), read the device log (plog) for the kernel, and report it to "
+                  "the kernel's owner (sgl-kernel-npu / torch_npu / CANN) with this report")
+        # The report's whole block is the evidence: its detail lines sit between the hits.
+        span = (report[0].line, report[-1].line)
+        yield ctx.finding("illegal-memory-access", message, remedy, lines=[span], data=data,
+                          ranks=sorted({h.rank for h in report if h.rank is not None}) or None)
