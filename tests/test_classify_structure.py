@@ -78,6 +78,66 @@ CLASSIFIED = [
     ("run_data_parallel_controller_process (data_parallel_controller.py:614)", "shell-output"),
     ("wait4 (libc.so.6)", "shell-output"),
     ("<module> (<string>:1)", "shell-output"),
+    # native struct dumps: DeepGEMM's TMA descriptor, and any printf dump of numbers in a column
+    ("format         9", "field-dump"),
+    ("gmem_address   0xd86cd7000", "field-dump"),
+    ("globalDim      (128,1,8,282843,1)", "field-dump"),
+    ("l2Promotion    2", "field-dump"),
+    ("TMA Desc Addr:   0xfffe8d7f6a80", "field-dump"),
+    ("num_blocks  [4, 8, 16]", "field-dump"),
+    ("Max Threads Per Block:   1024", "field-dump"),
+    ("strides: [0, 1], [4096, 1], [1, 4096]", "field-dump"),
+    ("dtypes: torch.bfloat16, torch.float8_e4m3fn", "field-dump"),
+    # environment reports and a cut repr of settings
+    ("get env HOSTNAME = hostname-npich.foreman.pxe", "config-dump"),
+    ("get env ASCEND_RT_VISIBLE_DEVICES = 0,1,2,3", "config-dump"),
+    ("_attention=False, enable_ep_moe=False, enable_torch_compile=False, torch_compile_max_bs=32)", "config-dump"),
+    (", tokenizer_mode='auto', load_format='auto', trust_remote_code=True, dtype='auto', skip_tokeniz", "config-dump"),
+    # other programs' envelopes and fixed lines
+    ("[INFO:swift] Setting ROOT_IMAGE_DIR: None.", "foreign-logger"),
+    ("[WARNING:modelscope] Using branch: master", "foreign-logger"),
+    ("W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] TORCH_CUDA_ARCH_LIST is not set",
+     "foreign-logger"),
+    ("[bt] (2) /home/u/fserver_lib.cpython-312-x86_64-linux-gnu.so(ps::RDMAVan::PollEvents()+0x946) [0x7fbad664d926]",
+     "foreign-logger"),
+    ("Warning: WARNING: destroy_process_group() was not called before program exit (function operator())",
+     "foreign-logger"),
+    ("Warning: Cannot set number of intraop threads after parallel work has started (function set_num_threads)",
+     "foreign-logger"),
+    ("Starting new HTTP connection (1): 172.16.37.200:3138", "foreign-logger"),
+    ("Starting new HTTPS connection (2): huggingface.co:443", "foreign-logger"),
+    ('https://huggingface.co:443 "HEAD /Qwen/Qwen3-8B/resolve/main/config.json HTTP/1.1" 200 0', "foreign-logger"),
+    ("Extension modules: numpy.core._multiarray_umath, numpy.linalg._umath_linalg, torch._C, ", "library-text"),
+    ("sentencepiece._sentencepiece, regex._regex (total: 50)", "library-text"),
+    # echoed commands, quoted source, viewer ids, elisions
+    ("LLM_MODEL=openai/gpt-oss-20b TP=1 modal run src/app.py::main --task benchmark", "shell-command"),
+    ("HF_HUB_OFFLINE=1 NCCL_DEBUG=INFO torchrun --nproc-per-node 2 train.py", "shell-command"),
+    ("$python ./sgl-kernel/tests/test_per_token_quant_fp8.py", "shell-command"),
+    ("$ bash scripts/run.sh", "shell-command"),
+    ("if self.sampling_params.max_new_tokens > 0:", "python-source"),
+    ("for req in self.running_batch.reqs:", "python-source"),
+    ("def forward(self, input_ids: torch.Tensor) -> torch.Tensor:", "python-source"),
+    ("2855e530…vdumckda", "viewer-metadata"),
+    ("...", "markdown"),
+    ("......", "markdown"),
+    ("... (repeats for ~10 minutes)", "markdown"),
+    # envelopes and fixed texts cut short
+    ("I0820 0", "cut-line"),
+    ("I0421 09:34:39.701891  4670 rd", "cut-line"),
+    ("[Router (R", "cut-line"),
+    ("2025-07-", "cut-line"),
+    ("2026-03-18 05:25:02", "cut-line"),
+    ("2024-03-03 15:15:25 | INF", "cut-line"),
+    ("2025-10-07 23:32:33  INFO sglang_rou", "cut-line"),
+    ("bm-220ab4v:183:183 [4] NCCL INF", "cut-line"),
+    ('INFO:     172.21.0.7:59180 - "PO', "cut-line"),
+    ("WARNING: Logging before InitGoogleLogging() is written to STD", "cut-line"),
+    ("The above exception was the direct cause of th", "cut-line"),
+    ("During handling of the above exc", "cut-line"),
+    ('.../sglang/python/sglang/srt/speculative/eagle_info.py", line 781, in merge_batch', "cut-line"),
+    # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
+    ("vail mem=24.47 GB", "cut-line"),
+    ("ormers==4.57.1 as a workaround.", "cut-line"),
 ]
 
 # Lines of a similar look that are messages, exceptions or prose: no class takes them.
@@ -112,6 +172,40 @@ NEAR_MISSES = [
     "see kernel.cu:12 for the failing line",
 ]
 
+# Near misses of the later classes (field dumps, echoed commands, quoted source, cut envelopes and
+# tails): none of these is any known kind.
+UNCLASSIFIED = [
+    # a number after an error word is a status, not a field; words after a field name are prose
+    "error 700",
+    "exit 1",
+    "step 5 of 10",
+    "dim mismatch: 4 vs 5",
+    "TMA Desc Addr: see above",
+    "Error: Failed to initialize the TMA descriptor 801",
+    "strides: unknown",
+    # prose after `$` or an assignment, prose ending in a colon
+    "$ is the prompt here",
+    "DEBUG=1 means verbose output",
+    "if the server fails, try this:",
+    "with the following error:",
+    "for more details:",
+    # an ellipsis in prose, not an id; a list of names that is no module list
+    "loading...done",
+    "a, b, c (total: 3)",
+    "... and then it crashed",
+    # an error line of an envelope's shape is not the envelope cut
+    "I0820",
+    "2025 was the year",
+    "INFO: server started",
+    "Starting new HTTP connection (1): host:1 failed because of a timeout",
+    "RuntimeError: x (function foo)",
+    "ValueError: a=1, b=2, c=3, d=4",
+    "the values a=1, b=2, c=3 are wrong",
+    # a message's own tail at a word boundary is not a cut inside a word
+    "avail mem=7.84 GB",
+    "Traceback",
+]
+
 
 @pytest.mark.parametrize(("line", "kind"), CLASSIFIED)
 def test_structural_class(line: str, kind: str) -> None:
@@ -123,4 +217,10 @@ def test_near_miss_is_not_classified_by_structure(line: str) -> None:
     # A near miss may still be a known message of some program's source, but never one of the
     # structural kinds.
     assert classify(line) not in {"python-warning", "progress-bar", "test-runner", "foreign-logger", "config-dump",
-                                  "shell-output", "library-text"}
+                                  "shell-output", "library-text", "field-dump", "shell-command", "python-source",
+                                  "viewer-metadata"}
+
+
+@pytest.mark.parametrize("line", UNCLASSIFIED)
+def test_near_miss_is_not_classified(line: str) -> None:
+    assert classify(line) is None

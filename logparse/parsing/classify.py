@@ -14,10 +14,18 @@ tracebacks and commands still assemble across them):
 - `test-runner`: pytest's and unittest's progress and summary lines (`tests/x.py::test_y PASSED
   [ 50%]`, `==== 2 failed, 1 passed in 3.2s ====`, `Ran 3 tests in 0.52s`, `FAILED (errors=1)`);
 - `config-dump`: one setting printed as `name: value` / `name=value` (a config printed field by
-  field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value;
+  field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value; an environment
+  variable a library reports (`get env NAME = value`); the middle of a `name=value, …` repr that a
+  hard wrap cut;
+- `field-dump`: a record native code prints field by field, values aligned (a C struct such as
+  DeepGEMM's TMA descriptor: `globalDim      (128,1,8,282843,1)`), torch inductor's `strides:` /
+  `dtypes:` lines: names, then numbers (or dtype names) only;
+- `shell-command`: a command echoed outside a launch (`VAR=x cmd --flag`, `$python ./t.py`);
+- `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`);
+- `viewer-metadata`: an id a log viewer shortened to its ends (`2855e530…vdumckda`);
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`);
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
-  `<details>` tags);
+  `<details>` tags, an elision mark `...` the paster left);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
   `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
@@ -25,18 +33,27 @@ tracebacks and commands still assemble across them):
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
   `2025-… NAME LEVEL file.py:12 msg`, loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
-  a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`);
+  a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
+  ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
-  `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`);
+  `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
+  faulthandler's `Extension modules: … (total: N)`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
-  envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level) or of a
-  progress bar before its percentage;
+  envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level; glog's,
+  sglang-router's, loguru's, Rust tracing's, NCCL's, uvicorn's access line cut anywhere after a
+  distinctive start; a date-time alone), of a progress bar before its percentage, of CPython's
+  traceback texts, of a frame line (`…/x.py", line 7, in f`), or the cut *tail* of a known
+  message (`parsing/fragments.py`: `vail mem=24.47 GB`);
 - `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record).
 """
 
 from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
 
 from logparse.grammar.sourcemsgs import (
     is_cut_library_message,
@@ -45,6 +62,7 @@ from logparse.grammar.sourcemsgs import (
     is_source_message,
 )
 from logparse.model.lazyre import lazy_compile
+from logparse.parsing.fragments import is_cut_python_text, is_cut_tail
 
 __all__ = ["classify"]
 
@@ -67,6 +85,8 @@ _MARKDOWN = lazy_compile(
     r"|\|.*\|\s*$"  # a table row (also nvidia-smi's)
     r"|</?(?:details|summary|br|pre|code|p|b|i)\b[^>]*>"  # HTML a comment keeps
     r"|>\s*$"  # an empty quote line
+    # an elision mark the paster left where lines were dropped: `...`, `……`, `... (repeats for ~10 minutes)`
+    r"|(?:\.{3,}|…+)(?: *\([^()]*\))?\s*$"
 )
 _SHELL_OUTPUT = lazy_compile(
     r"\+[-=+]{10,}\+\s*$"  # nvidia-smi / tabulate borders
@@ -88,14 +108,18 @@ _SHELL_OUTPUT = lazy_compile(
 _FOREIGN_LOGGER = lazy_compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
     r"|\[Gloo\] "
+    # `[%(levelname)s:%(name)s] %(message)s` (ms-swift, modelscope): `[INFO:swift] Setting …`
+    r"|\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.-]+\] "
     # torch's ProcessGroupNCCL / c10d messages (after their glog envelope, or alone):
     # `[PG 3 Rank 0] Heartbeat monitor timed out! …`, `[PG ID 2 PG GUID 3 Rank 1] …`, `[c10d] waitForInput: …`
     r"|\[PG (?:ID )?\d+(?: PG GUID \d+(?:\([\w]+\))?)? Rank \d+\] "
     r"|\[c10d\] "
     # sglang-router's launchers: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`, `[Router (Rust)] …`
     r"|\[Router \((?:Python|Rust)\)\] "
-    # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`
-    r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w.-]+:\d+\] '
+    # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`,
+    # and torch's Python logging in the same shape, whose file is a path relative to the
+    # install (`W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] …`)
+    r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
     # `file.py:123 - msg` (a logger whose format is `%(filename)s:%(lineno)d - %(message)s`)
     r"|[\w.-]+\.py:\d+ - \S"
     # `2025-04-03 12:06:29,258 - __main__ - INFO - msg` (`%(asctime)s - %(name)s - %(levelname)s - …`)
@@ -117,7 +141,15 @@ _FOREIGN_LOGGER = lazy_compile(
     r'|(?:\d{1,3}\.){3}\d{1,3} (?:- - )?\[\d{2}/\w{3}/\d{4}:[\d:]+ [+-]\d{4}\] "[A-Z]+ \S+ HTTP/[\d.]+" \d{3} '
     # Native backtrace frames: dmlc/ps-lite's `[bt] (1) lib.so(+0x5af51) [0x7fbad65e0f51]` and
     # UCX's / glibc's ` 3  /usr/lib/libc.so.6(+0x1a07cd) [0x7fc0957437cd]` (the address ends it)
-    r"|(?:\[bt\] \(\d+\)|\d{1,3}) +\S+\.so[\w.-]*\([^)]*\) \[0x[0-9a-f]+\]\s*$"
+    # (the symbol in the brackets may be a call itself: `(ps::RDMAVan::PollEvents()+0x946)`)
+    r"|(?:\[bt\] \(\d+\)|\d{1,3}) +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]\s*$"
+    # c10's default warning handler (a TORCH_WARN without glog's envelope, or with it stripped):
+    # `Warning: {message} (function {name})`
+    r"|Warning: .* \(function [\w:<>~]+(?:\(\))?\)\s*$"
+    # urllib3's connection-pool debug lines (requests' logging at DEBUG):
+    # `Starting new HTTP connection (1): 172.16.37.200:3138`, `http://host:3138 "GET /x HTTP/1.1" 403 3582`
+    r"|Starting new HTTPS? connection \(\d+\): \S+\s*$"
+    r'|https?://\S+ "[A-Z]+ \S+ HTTP/[\d.]+" \d{3} (?:\d+|None)\s*$'
 )
 # What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
 # or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
@@ -132,6 +164,9 @@ _CUT_HEAD = lazy_compile(
     r"|(?:Loading (?:safetensors|pt|np_cache) checkpoint shards|Multi-thread loading(?: pt checkpoint)? shards"
     r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
 )
+# A traceback frame line whose start a paste elided or cut (`…/srt/speculative/eagle_info.py", line
+# 781, in merge_batch`): the end of `File "…", line N, in name`, the path's tail still there.
+_CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
 _DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$""")
 _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
@@ -149,6 +184,11 @@ _LIBRARY_TEXT = lazy_compile(
     r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
     r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
     r"|Exception ignored in: \S"
+    # faulthandler's list after a fatal error's traceback (CPython ≥ 3.11): `Extension modules:
+    # numpy.core._multiarray_umath, …, regex._regex (total: 50)`, and the rest of that comma list
+    # where a paste hard-wrapped it (module names only, closed by the count)
+    r"|Extension modules: \S"
+    r"|(?=[^(]*\w\.\w)(?:[A-Za-z_][\w.]*, )+[A-Za-z_][\w.]* \(total: \d+\)\s*$"
 )
 
 
@@ -187,10 +227,107 @@ _CONFIG_DUMP = lazy_compile(
     r"(?:[a-z][a-z0-9]*_[a-z0-9_]*|[a-z][a-z0-9_]*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[a-z][a-z0-9_]*\(\))"
     r"(?::(?: \S.*)?| ?= ?(?!=)\S.*)$"
     r"|[a-z][a-z0-9]*=(?!=)\S.*$"  # `command=python3 -m …`: a plain name with `=` right after it
+    # one environment variable as a library prints it when it reads it (Ascend's
+    # `get env HOSTNAME = host-1`): the variable's name is upper case, a value follows
+    r"|get env [A-Z_][A-Z0-9_]* = \S.*$"
+    # the middle of a dataclass's / namespace's repr a hard wrap cut (`server_args=ServerArgs(…)`
+    # over several lines: `_attention=False, enable_ep_moe=False, …`, `, tokenizer_mode='auto', …`):
+    # only `name=value` pairs, at least three, the first and last possibly cut
+    r"|(?:, )?\w*(?:=[^,\s]*)?(?:, [a-z_][a-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|[^,\s]*)){3,}"
+    r"(?:, [a-z_]*|, [a-z_][a-z0-9_]*=\S*|\))?\s*$"
     r"|[A-Za-z0-9][\w.-]* {4,}\d+(?:\.[\w+]+)+\s*$"
 )
-# Fixed text other programs print that no envelope marks: glog before its initialisation.
-_FOREIGN_TEXT = lazy_compile(r"WARNING: Logging before InitGoogleLogging\(\) is written to STDERR\s*$")
+# A record printed field by field by native code with its values aligned in a column: a C/C++
+# struct dump (DeepGEMM's / CUTLASS's TMA descriptor on a failed `cuTensorMapEncode…`: `format         9`,
+# `gmem_address   0xd86cd7000`, `globalDim      (128,1,8,282843,1)`, `TMA Desc Addr:   0xfffe8d7f6a80`;
+# any `printf("%-14s %d\n", …)` dump). A field name, then only numbers: one number, a hex address,
+# or a tuple/list of numbers; a name followed by words (prose, a message) is not this, and nor is
+# a number after an error word (`error 700`, `exit 1`: a status, not a field).
+_NUM = r"(?:-?\d+(?:\.\d+)?|0x[0-9A-Fa-f]+)"
+_NUMS = rf"(?:{_NUM}|[(\[] *{_NUM}(?: *, *{_NUM})* *,? *[)\]])"
+_FIELD_DUMP = lazy_compile(
+    rf"(?!(?:error|errno|err|code|exit|status|signal|fail\w*|abort\w*|retry|rc)\b)"
+    rf"[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)* +{_NUMS}\s*$"
+    # a label of words and a colon, the value aligned after it (two spaces or more)
+    rf"|[A-Z][A-Za-z0-9]*(?: [A-Za-z0-9]+){{0,3}}: {{2,}}{_NUMS}\s*$"
+    # torch inductor's autotune header (select_algorithm: `strides: [0, 1], [4096, 1], [1, 4096]`,
+    # `dtypes: torch.bfloat16, torch.float32`): a name, then a list of numeric lists or of dotted names
+    r"|[a-z]+: (?:\[[-\d, ]*\](?:, \[[-\d, ]*\])*|[a-z_]+\.\w+(?:, [a-z_]+\.\w+)*)\s*$"
+)
+# A command as a shell prompt echoes it or a README shows it, outside a launch (the grammar knows
+# SGLang's own commands): environment assignments before the command (`LLM_MODEL=x TP=1 modal run
+# app.py::main --task benchmark`), or a prompt's `$` with or without its space (`$python ./t.py`).
+# A command word, then at least one argument that is a flag, a path or a script: prose after a `$`
+# or after `NAME=1` has none.
+_SHELL_COMMAND = lazy_compile(
+    r"(?:(?:[A-Z_][A-Z0-9_]*=\S* +)+|\$ ?)[a-z][\w.-]*"
+    r"(?=.*? (?:-{1,2}[A-Za-z]|\S*/|\S+\.(?:py|sh)\b))(?: +\S+)+\s*$"
+)
+# A Python source line quoted without its `File "…", line N` line (a paste kept only the line that
+# raised, above the exception): a compound statement's header ending in `:` whose head is code (an
+# attribute, a call, a subscript or a comparison: `if self.sampling_params.max_new_tokens > 0:`),
+# or a function's `def name(…):`. Prose ending in a colon has words, not code, after its `if`.
+_PYTHON_SOURCE = lazy_compile(
+    r"(?:(?:el)?if|while|for|with|async (?:for|with)|except) "
+    r"(?=[^:]*(?:\w\.[A-Za-z_]|\w\(|\w\[| [<>]=? | [!=]= ))[^#]*:\s*$"
+    r"|(?:async )?def [A-Za-z_]\w*\(.*\)(?: -> [^:]+)?:\s*$"
+)
+# An identifier a viewer or a console export shortened to its two ends (`2855e530…vdumckda`: a
+# job, run or line id), alone on its line: the metadata a web log viewer prints around each line.
+_ELIDED_ID = lazy_compile(r"(?=[0-9a-f]*\d)[0-9a-f]{6,}(?:…|\.\.\.)[0-9A-Za-z]{4,}\s*$")
+# Envelopes cut where an excerpt or a hard wrap ends, as (anchor, envelope): the line holds the
+# anchor whole (so a lone word is never taken for a cut envelope) and is a proper start of the
+# envelope (`regex`'s partial matching, imported only when a line gets here). glog's / torch's
+# `I0820 0`, sglang-router's `[Router (R`, a dated envelope (loguru's ` 2024-03-03 15:15:25 | INF`,
+# Rust tracing's `2025-10-07 23:32:33  INFO sglang_rou`, or the date-time alone), NCCL's own
+# `host:183:183 [4] NCCL INF`, uvicorn's access line `INFO:     172.21.0.7:59180 - "PO`.
+_LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL)"
+_ENVELOPE_HEADS = (
+    (r"[IWEF]\d{4} \d", r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
+    (r"\[Router \(", r"\[Router \((?:Python|Rust)\)\] "),
+    (r"\d{4}-\d{2}-",
+     rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?Z? +(?:\| +)?{_LEVEL}(?: +(?:\| +)?[\w:.-]*)?"),
+    (r"[\w.-]+:\d+:\d+ \[\d+\] ", r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR|TRACE|ABORT) "),
+    (r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ -",
+     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}"),
+)
+
+
+_HEAD_ANCHORS = lazy_compile("|".join(f"(?:{anchor})" for anchor, _ in _ENVELOPE_HEADS))
+
+
+@cache
+def _envelope_heads() -> tuple[tuple[re.Pattern[str], Any], ...]:
+    import regex  # partial matching, which `re` has not; only once a line holds an anchor
+
+    return tuple((re.compile(anchor), regex.compile(envelope)) for anchor, envelope in _ENVELOPE_HEADS)
+
+
+def _is_cut_envelope(body: str) -> bool:
+    if not _HEAD_ANCHORS.match(body):
+        return False
+    return any(anchor.match(body) and envelope.fullmatch(body, partial=True) is not None
+               for anchor, envelope in _envelope_heads())
+
+
+# Fixed text other programs print that no envelope marks: glog before its initialisation. A cut
+# head of it (at least MIN_CUT_HEAD characters) is a cut line.
+_FOREIGN_TEXTS = ("WARNING: Logging before InitGoogleLogging() is written to STDERR",)
+MIN_CUT_HEAD = 12
+
+
+def _foreign_text(body: str) -> str | None:
+    for fixed in _FOREIGN_TEXTS:
+        if body == fixed:
+            return "foreign-logger"
+        if len(body) >= MIN_CUT_HEAD and fixed.startswith(body):
+            return "cut-line"
+    return None
+
+
+# Shapes tried after the message indices (a known message wins over a look-alike shape), in order.
+_LATE_SHAPES = ((_DATA, "data"), (_CONFIG_DUMP, "config-dump"), (_FIELD_DUMP, "field-dump"),
+                (_SHELL_COMMAND, "shell-command"), (_PYTHON_SOURCE, "python-source"), (_ELIDED_ID, "viewer-metadata"))
 
 
 def classify(text: str) -> str | None:
@@ -208,8 +345,9 @@ def classify(text: str) -> str | None:
         return "foreign-logger"
     if _LIBRARY_TEXT.match(body):
         return "library-text"
-    if _FOREIGN_TEXT.match(body):
-        return "foreign-logger"
+    foreign = _foreign_text(body)
+    if foreign is not None:
+        return foreign
     if _PYTHON_WARNING.match(body):
         return "python-warning"
     if "%" in body and _PROGRESS_BAR.fullmatch(body):  # (every bar form has its percentage)
@@ -222,10 +360,10 @@ def classify(text: str) -> str | None:
         return "library-source"
     if _CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body) or is_cut_source_message(body):
         return "cut-line"
-    if _DATA.match(body):
-        return "data"
-    if _CONFIG_DUMP.match(body):
-        return "config-dump"
-    if is_cut_library_message(body):
+    for pattern, kind in _LATE_SHAPES:
+        if pattern.match(body):
+            return kind
+    if (is_cut_library_message(body) or _is_cut_envelope(body) or is_cut_python_text(body)
+            or _CUT_FRAME.match(body) or is_cut_tail(body)):
         return "cut-line"
     return None

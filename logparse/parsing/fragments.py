@@ -1,0 +1,118 @@
+"""Cut fragments: a line that is the tail of a known message, or a cut piece of CPython's own
+fixed traceback texts.
+
+A pasted excerpt starts wherever the reader's selection started and a hard wrap (a terminal, a
+web page) breaks a line at a column, so a log holds lines like `eted NCCL work: 1522788.` or
+`vail mem=24.47 GB`: the end of a message whose start is on the line before or was never copied.
+`grammar/sourcemsgs.py` knows the cut *heads* of the templates; this module knows their cut
+*tails* (same templates: SGLang's and the libraries' files in `grammars/source-messages/`).
+
+Safeguards: a tail must keep at least MIN_TAIL characters of literal text (values not counted),
+MIN_TAIL_LETTERS of them letters, and the cut must fall inside a word (the fragment starts with a
+letter or digit and so does the template's character before it): that is what a selection or a
+column break does, while a whole message that happens to end like a longer one starts at a word
+boundary. Values are compared as
+masked numbers on both sides (`{}`), so a tail whose cut-off part held a value still matches.
+
+Cost: the index (the templates reversed, sorted) is built on the first line that reaches it; a
+lookup is one number mask, one reversal and one bisection.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from functools import cache
+
+__all__ = ["is_cut_python_text", "is_cut_tail"]
+
+MIN_TAIL = 12
+MIN_TAIL_LETTERS = 8
+MIN_HEAD = 12
+# Candidates sharing a tail that are looked at (templates repeat across releases with other heads).
+MAX_CANDIDATES = 16
+HOLE = "{}"
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|\d+(?:\.\d+)*")
+_LETTER = re.compile(r"[A-Za-z]")
+
+# CPython's fixed texts around a traceback (traceback.py, faulthandler), `{}` for a value. They are
+# the runtime's, not a package's, so no source-message file holds them.
+PYTHON_TEXTS = (
+    "Traceback (most recent call last):",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+    "Current thread {} (most recent call first):",
+    "Thread {} (most recent call first):",
+    "Stack (most recent call first):",
+)
+
+
+def _masked(text: str) -> str:
+    """Numbers as holes: a template's literal numbers and a line's values compare alike."""
+    return _NUMBER.sub(HOLE, text.replace("{{", "{").replace("}}", "}"))
+
+
+# Bump when the masked form or the templates taken change (the cached index would be stale).
+_CACHE_FORMAT = 2
+
+
+def _template_lines(texts: list[str]) -> list[str]:
+    out = list(PYTHON_TEXTS)
+    for text in texts:
+        out.extend(t.strip() for t in text.splitlines() if t.strip() and not t.startswith("# "))
+    return out
+
+
+@cache
+def _reversed_templates() -> list[str]:
+    """The masked templates reversed and sorted, from the per-user cache when it was built from
+    these very files (building takes ~70 ms of a run that meets such a line, loading a few ms)."""
+    # The same files `grammar/sourcemsgs.py` indexes (SGLang's and every library's).
+    from logparse.grammar.cache import content_key, read_data, write_data
+    from logparse.grammar.sourcemsgs import _texts
+
+    texts = [text for library in (False, True) for _, text in sorted(_texts(library).items())]
+    key = content_key([f"cuttails{_CACHE_FORMAT}".encode(), *(t.encode("utf-8", "surrogatepass") for t in texts)])
+    cached = read_data("cuttails", key)
+    if isinstance(cached, list) and all(isinstance(t, str) for t in cached):
+        return cached
+    built = sorted({_masked(t)[::-1] for t in _template_lines(texts)})
+    write_data("cuttails", key, built)
+    return built
+
+
+def is_cut_tail(text: str) -> bool:
+    """Whether `text` is the end of a known message cut inside a word (`ected all trees`)."""
+    body = text.strip()
+    if len(body) < MIN_TAIL or not body[0].isalnum():
+        return False
+    query = _masked(body)
+    # What is left of the message is its literal text: the values (holes) do not count.
+    if len(query) - len(HOLE) * query.count(HOLE) < MIN_TAIL or len(_LETTER.findall(query)) < MIN_TAIL_LETTERS:
+        return False
+    rev = query[::-1]
+    index = _reversed_templates()
+    i = bisect_left(index, rev)
+    n = len(rev)
+    for candidate in index[i:i + MAX_CANDIDATES]:
+        if not candidate.startswith(rev):
+            break
+        # The template goes on before the fragment, and the character before it is inside a word.
+        if len(candidate) > n and candidate[n].isalnum():
+            return True
+    return False
+
+
+@cache
+def _python_heads() -> tuple[str, ...]:
+    return tuple(sorted(_masked(t) for t in PYTHON_TEXTS))
+
+
+def is_cut_python_text(text: str) -> bool:
+    """Whether `text` is the cut head of one of CPython's fixed traceback texts
+    (`The above exception was the direct cause of th`)."""
+    body = text.strip()
+    if len(body) < MIN_HEAD or " " not in body:
+        return False
+    query = _masked(body)
+    return any(head.startswith(query) and head != query for head in _python_heads())
