@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from logparse.model.events import Event, ExceptionLine, Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.model.text import mask_numbers
+from logparse.parsing.candidates import message_candidates
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -105,26 +106,8 @@ class RuleContext:
 
     def _message_candidates(self) -> dict[str, list[tuple[int, str]]]:
         """code → the kept lines (line, text) that hold one of its needles, in file order: one pass
-        of the catalog's needle prefilter over the kept lines, built on the first ask."""
-        cands = self.__dict__.get("_candidates")
-        if cands is None:
-            from logparse.grammar.messages import catalog
-
-            candidates = catalog().candidates_masked
-            cands = {}
-            # Failure-heavy logs repeat the same lines (every rank's traceback frames, a warning
-            # per request): prefilter each distinct text once.
-            memo: dict[str, tuple[str, ...]] = {}
-            for no, text in self.log.texts.items():
-                codes = memo.get(text)
-                if codes is None:
-                    if len(memo) >= _CLASSIFY_MEMO:
-                        memo.clear()
-                    codes = memo[text] = tuple(candidates(text))
-                for code in codes:
-                    cands.setdefault(code, []).append((no, text))
-            self.__dict__["_candidates"] = cands
-        return cands  # type: ignore[no-any-return]
+        of the catalog's needle prefilter over the kept lines, shared with the run model."""
+        return message_candidates(self.log)
 
     def _message_hits(self, code: str) -> list[MessageHit]:
         """Every occurrence of `code` on a kept line, in file order. Only the codes rules ask for

@@ -15,13 +15,12 @@ consequence of a failure, never its root.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from logparse.model.events import Traceback, TracebackFrame, TracebackSource
+from logparse.parsing.candidates import message_candidates
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -49,16 +48,6 @@ def _matches(codes: tuple[str, ...], text: str) -> bool:
     return any(cat[c].match(text) is not None for c in codes)
 
 
-@cache
-def _prefilter() -> re.Pattern[str]:
-    """One search for the needles of every verdict code (every match holds one): most kept lines
-    are ruled out by it alone."""
-    from logparse.grammar.messages import catalog
-
-    needles = sorted({n for c in NOT_READY_CODES + DIED_CODES for n in catalog()[c].needles})
-    return re.compile("|".join(map(re.escape, needles)), re.IGNORECASE)
-
-
 def _all_verdicts(log: ParsedLog) -> list[StartupVerdict]:
     """Every verdict line of the log, in file order (computed once per parsed log). A traceback's
     frame and source lines are code (`raise Exception("Server process terminated …")`), not a report."""
@@ -66,11 +55,11 @@ def _all_verdicts(log: ParsedLog) -> list[StartupVerdict]:
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     code_lines = {e.line for e in log.shared(TracebackFrame, TracebackSource)}
-    search = _prefilter().search
+    index = message_candidates(log)  # the catalog's needle prefilter, shared with the rules
+    texts = {no: text for code in DIED_CODES + NOT_READY_CODES for no, text in index.get(code, ())
+             if no not in code_lines}
     out: list[StartupVerdict] = []
-    for no, text in log.texts.items():
-        if no in code_lines or search(text) is None:
-            continue
+    for no, text in texts.items():
         if _matches(DIED_CODES, text):
             out.append(StartupVerdict(no, True, text))
         elif _matches(NOT_READY_CODES, text):

@@ -1,0 +1,37 @@
+"""Which catalog messages (grammars/messages/) each kept line of a parsed log may hold: one pass of
+the catalog's needle prefilter over the kept lines, kept with the log, so that the rules
+(`RuleContext.messages`) and the run model (`run/verdicts.py`) share one pass."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from logparse.parsing.pipeline import ParsedLog
+
+# Distinct kept texts whose prefilter result is remembered while indexing (bounds memory).
+_CLASSIFY_MEMO = 50_000
+
+
+def message_candidates(log: ParsedLog) -> dict[str, list[tuple[int, str]]]:
+    """code → the kept lines (line, text) that hold one of its needles, in file order; built on
+    the first ask and kept in `log.derived`."""
+    cands: dict[str, list[tuple[int, str]]] | None = log.derived.get("message_candidates")
+    if cands is None:
+        from logparse.grammar.messages import catalog
+
+        candidates = catalog().candidates_masked
+        cands = {}
+        # Failure-heavy logs repeat the same lines (every rank's traceback frames, a warning
+        # per request): prefilter each distinct text once.
+        memo: dict[str, tuple[str, ...]] = {}
+        for no, text in log.texts.items():
+            codes = memo.get(text)
+            if codes is None:
+                if len(memo) >= _CLASSIFY_MEMO:
+                    memo.clear()
+                codes = memo[text] = tuple(candidates(text))
+            for code in codes:
+                cands.setdefault(code, []).append((no, text))
+        log.derived["message_candidates"] = cands
+    return cands
