@@ -76,6 +76,8 @@ class FactsView:
         if self.ready is not None:
             out["ready"] = self.ready
         self._startup_facts(out)
+        if (sm := self.gpu_sm) is not None:
+            out["gpu_sm"] = sm
         self._serving_facts(out)
         self._distributed_facts(out)
         benches = log.of(BenchServingResult)
@@ -272,6 +274,31 @@ class FactsView:
                             ran_ms=tail.fields.get("ran_ms"))
             out.append(w)
         return out
+
+    @cached_property
+    def gpu_sm(self) -> int | None:
+        """The GPU's compute capability as major*10+minor (90, 121), the first time the log states
+        it (catalog gpu-own-sm: sgl-kernel's loader report, check_env, torch's capability checks).
+        A requirement ('below sm80', 'requires SM100') or a kernel variant's directory is not the
+        GPU's, and sgl-kernel's `None` (no GPU visible) states nothing."""
+        from logparse.grammar.messages import catalog
+
+        spec = catalog().specs.get("gpu-own-sm")
+        if spec is None:
+            return None
+        texts = self.log.texts
+        for n in sorted(texts):
+            line = texts[n]
+            if "apabilit" not in line:  # every wording's literal; most lines are rejected here
+                continue
+            fields = spec.match(line)
+            if not fields:
+                continue
+            if fields.get("sm") is not None:
+                return int(fields["sm"])
+            if fields.get("major") is not None and fields.get("minor") is not None:
+                return int(fields["major"]) * 10 + int(fields["minor"])
+        return None
 
     # ------------------------------------------------------------------ failure facts
 
