@@ -77,7 +77,7 @@ def _same(a: Any, b: Any) -> None:
     assert a.ranks.values == b.ranks.values
     if isinstance(a, columns.StatsColumns):
         for name in a.fields:
-            assert a.cols[name].tobytes() == b.cols[name].tobytes(), name
+            assert a.column(name).tobytes() == b.column(name).tobytes(), name
         assert list(a.extra) == list(b.extra)
         for name in a.extra:
             assert a.extra[name][0] == b.extra[name][0] and a.extra[name][1].tobytes() == b.extra[name][1].tobytes()

@@ -46,9 +46,9 @@ def test_acceptance_sums_in_slices_not_lists() -> None:
                                                     for log in (small, big))
     assert peak_big < 4 * MiB and peak_big < 4 * max(peak_small, MiB // 4)  # 20x the rows, not 20x the memory
     # The same answer as the sum of the list of values, in file order.
-    vals = [v for v in big.decode.cols["accept_len"] if not math.isnan(v)]
-    rates = [big.decode.cols["accept_rate"][i] for i, v in enumerate(big.decode.cols["accept_len"])
-             if not math.isnan(v) and not math.isnan(big.decode.cols["accept_rate"][i])]
+    acc, rate = big.decode.column("accept_len"), big.decode.column("accept_rate")
+    vals = [v for v in acc if not math.isnan(v)]
+    rates = [rate[i] for i, v in enumerate(acc) if not math.isnan(v) and not math.isnan(rate[i])]
     assert acc_big.mean == round(sum(vals) / len(vals), 3)
     assert acc_big.rate_mean == round(sum(rates) / len(rates), 3)
     assert (acc_big.lines, acc_big.first_line, acc_big.last_line) == (400_000, 1, 400_000)
@@ -64,4 +64,72 @@ def test_acceptance_first_and_last_printed_row() -> None:
     acc = speculative._acceptance(log)
     assert (acc.lines, acc.first_line, acc.last_line, acc.mean, acc.rate_mean) == (3, 70_010, 150_010, 2.333, None)
     assert speculative._acceptance(ParsedLog(path="y", report=ReadReport(path="y"))).mean is None
-    assert isinstance(d.cols["accept_len"], array)
+
+
+def _bits(values: Any) -> bytes:
+    return array("d", values).tobytes()
+
+
+def test_narrowed_columns_give_back_the_same_floats() -> None:
+    """Across slice boundaries, every kind of value: NaN, counts beyond int32, -0.0, decimals with
+    up to four places and more, flags; whole columns and row ranges are the float64s appended."""
+    from logparse.parsing import columns
+
+    rows = 3 * columns.CHUNK_ROWS + 123
+    want: dict[str, list[float]] = {f: [] for f in columns.DECODE_FIELDS}
+    d = columns.decode_columns()
+    for i in range(rows):
+        kw: dict[str, Any] = {"running": i % 50, "tokens": 10 * i, "cuda_graph": bool(i % 3)}
+        if i // columns.CHUNK_ROWS == 1:
+            kw["tokens"] = 2**40 + i  # too wide for int32: this slice stays float64
+            kw["token_usage"] = -0.0 if i % 1000 == 0 else (i % 100) / 100
+        else:
+            kw["token_usage"] = (i % 100) / 100
+        if i % 7:
+            kw["gen_throughput"] = round(1000 + i / 37, 2) if i < 2 * columns.CHUNK_ROWS else 1000 + i / 37
+        if i >= 2 * columns.CHUNK_ROWS:
+            kw["accept_len"] = 1 + (i % 300) / 100
+        d.add(i, 1.7e9, "TP0", kw)
+        for f in columns.DECODE_FIELDS:
+            v = kw.get(f, math.nan)
+            want[f].append(float(v))
+    assert len(d) == rows
+    for f in columns.DECODE_FIELDS:
+        assert d.column(f).tobytes() == _bits(want[f]), f
+        for lo, hi in ((0, 10), (columns.CHUNK_ROWS - 5, columns.CHUNK_ROWS + 5), (rows - 200, rows + 50),
+                       (2 * columns.CHUNK_ROWS + 7, 2 * columns.CHUNK_ROWS + 8), (5, 5)):
+            assert d.column(f, lo, hi).tobytes() == _bits(want[f][lo:hi]), (f, lo, hi)
+    other = columns.decode_columns()
+    other.add(0, 1.0, "TP1", {"running": 3})
+    other.extend(d)
+    assert other.column("tokens").tobytes() == _bits([math.nan] + want["tokens"])
+    assert other.column("running").tobytes() == _bits([3.0] + want["running"])
+    assert other.column("gen_throughput").tobytes() == _bits([math.nan] + want["gen_throughput"])
+
+
+def test_stats_fields_are_stored_narrow() -> None:
+    """Counts, flags and two-decimal values of a serving log: 16 bytes a row for the nine decode
+    fields (9 x 8 as float64 before: 97 bytes a row in all, measured); `iteration`, never
+    printed, holds nothing."""
+    from logparse.parsing import columns
+
+    def fill() -> columns.StatsColumns:
+        d = columns.decode_columns()
+        for i in range(200_000):
+            d.add(i, 1.7e9, "TP0", {"running": i % 48, "tokens": 800 + 37 * i % 700_000,
+                                    "token_usage": (i % 100) / 100, "cuda_graph": True,
+                                    "gen_throughput": (1376 + i % 830_000) / 100, "queue": i % 4000,
+                                    "accept_len": (175 + i % 190) / 100, "accept_rate": (44 + i % 47) / 100})
+        return d
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        d = fill()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    # line, ts, rank: 20 bytes a row; the fields 16 (were 72); ~39 measured.
+    assert held < 200_000 * 45, held
+    assert all(math.isnan(v) for v in d.column("iteration"))
+    assert d.column("token_usage", 0, 3).tolist() == [0.0, 0.01, 0.02]

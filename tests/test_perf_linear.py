@@ -264,7 +264,7 @@ def test_running_before_is_the_scan_it_replaces() -> None:
         for i, n in enumerate(d.line):
             if n > line:
                 break
-            v = d.cols["running"][i]
+            v = d.column("running")[i]
             if not math.isnan(v):
                 best = int(v)
         return best
@@ -274,8 +274,7 @@ def test_running_before_is_the_scan_it_replaces() -> None:
         d = decode_columns()
         lines = sorted(rng.sample(range(1, 400), 120)) if ordered else rng.sample(range(1, 400), 120)
         for n in lines:
-            d.line.append(n)
-            d.cols["running"].append(math.nan if rng.random() < 0.4 else float(rng.randint(0, 64)))
+            d.add(n, math.nan, None, {"running": math.nan if rng.random() < 0.4 else float(rng.randint(0, 64))})
         ctx = SimpleNamespace(log=SimpleNamespace(decode=d))
         for line in range(0, 402):
             assert kv_cache._running_before(ctx, line) == scan(d, line), (ordered, line)  # type: ignore[arg-type]

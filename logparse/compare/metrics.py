@@ -99,7 +99,7 @@ def decode_buckets(run: RunSettings) -> dict[str, Bucket]:
     lines = d.line
     lo = bisect_left(lines, run.launch.first_line)
     hi = bisect_right(lines, run.launch.last_line)
-    running, gen = d.cols["running"], d.cols["gen_throughput"]
+    running, gen = d.column("running"), d.column("gen_throughput")
     values: dict[str, list[float]] = {}
     for i in range(lo, hi):
         r, g = running[i], gen[i]

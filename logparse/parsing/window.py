@@ -108,7 +108,7 @@ def _select_stats(cols: StatsColumns, keep: npt.NDArray[np.bool_]) -> StatsColum
     out.line = _array("q", _np_of(cols.line, "int64")[idx])
     out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
     for name in cols.fields:
-        out.cols[name].extend(_array("d", _np_of(cols.cols[name], "float64")[idx]))
+        out._cols[name].extend(_array("d", _np_of(cols.column(name), "float64")[idx]))
     new_row = np.full(len(keep), -1, dtype="int64")
     new_row[idx] = np.arange(len(idx), dtype="int64")
     for name, (rows, values) in cols.extra.items():

@@ -52,8 +52,8 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
     min_lines` (1).
     """
     d = ctx.log.decode
-    graph = d.cols["cuda_graph"]
-    running = d.cols["running"]
+    graph = d.column("cuda_graph")
+    running = d.column("running")
     false_idx = [i for i, v in enumerate(graph) if v == 0.0]
     if len(false_idx) < int(ctx.threshold("cuda-graph-not-used", "min_lines", 1)):
         return
@@ -148,7 +148,7 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
     min_lines = int(ctx.threshold("kv-cache-saturated", "min_lines", 2))
     hits: list[tuple[int, float, float, float]] = []  # (line, usage, queue, running)
     for cols in (ctx.log.decode, ctx.log.prefill):
-        usage, queue, running = cols.cols["token_usage"], cols.cols["queue"], cols.cols["running"]
+        usage, queue, running = cols.column("token_usage"), cols.column("queue"), cols.column("running")
         for i in colstats.rows_where(usage, level, queue, 0):
             hits.append((cols.line[i], usage[i], queue[i], running[i]))
     if len(hits) < min_lines:

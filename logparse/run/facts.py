@@ -189,16 +189,16 @@ class FactsView:
         if len(p):
             out["prefill_lines"] = len(p)
         if len(d):
-            if (v := _mean(d.cols["accept_len"])) is not None:
+            if (v := _mean(d.column("accept_len"))) is not None:
                 out["accept_len_mean"] = v
-            if (v := _mean(d.cols["accept_rate"])) is not None:
+            if (v := _mean(d.column("accept_rate"))) is not None:
                 out["accept_rate_mean"] = v
-            if (v := _max(d.cols["gen_throughput"])) is not None:
+            if (v := _max(d.column("gen_throughput"))) is not None:
                 out["gen_throughput_max"] = _num(v)
-            out["cuda_graph_false_lines"] = colstats.count_equal(d.cols["cuda_graph"], 0.0)
+            out["cuda_graph_false_lines"] = colstats.count_equal(d.column("cuda_graph"), 0.0)
         both = [c for c in (d, p) if len(c)]
         for key, col in (("token_usage_max", "token_usage"), ("queue_req_max", "queue"), ("running_req_max", "running")):
-            v = _max([m for c in both if (m := _max(c.cols[col])) is not None])
+            v = _max([m for c in both if (m := _max(c.column(col))) is not None])
             if v is not None:
                 out[key] = _num(v)
         mamba = _max([m for c in both if (m := _max(c.column("mamba_usage"))) is not None])

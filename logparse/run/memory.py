@@ -527,7 +527,7 @@ def peak_running(log: ParsedLog, first_line: int, last_line: int) -> dict[str, i
 
     d = log.decode
     lo, hi = decode_range(log, first_line, last_line)
-    running, codes = d.cols["running"][lo:hi], d.rank[lo:hi]
+    running, codes = d.column("running", lo, hi), d.rank[lo:hi]
     names = d.ranks.values
     out: dict[str, int] = {}
     if len(running) >= NUMPY_FROM:  # a busy server: numpy on the column, not a Python loop

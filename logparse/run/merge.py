@@ -127,8 +127,10 @@ def _stats(parts: list[tuple[StatsColumns, dict[int, int]]], like: StatsColumns)
             for r, v in zip(idx, values, strict=True):
                 per_row.setdefault(r, {})[name] = v
         extras[id(cols)] = per_row
+    # Each file's fields as float64 once (`column` widens narrowed slices: not once per row).
+    values = {id(cols): [(f, cols.column(f)) for f in cols.fields] for cols, _ in parts}
     for line, cols, k in rows:
-        kw: dict[str, Any] = {f: cols.cols[f][k] for f in cols.fields}
+        kw: dict[str, Any] = {f: col[k] for f, col in values[id(cols)]}
         extra = extras[id(cols)].get(k)
         if extra:
             kw["extra"] = extra

@@ -84,8 +84,8 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         seen.add(key)
     # SGLang's warmup is one request alone: a prefill batch with another request already running or
     # queued is user traffic, even when it is the only prefill line the excerpt kept.
-    running, queue = p.cols["running"], p.cols["queue"]
-    busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k]) or _pos(queue[k])), None)
+    running, queue = p.column("running", lo, hi), p.column("queue", lo, hi)
+    busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k - lo]) or _pos(queue[k - lo])), None)
     if busy is not None:
         found.append(busy)
     found.extend(e.line for e in within(log.shared(Retraction), start, end)[:1])

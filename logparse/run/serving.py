@@ -45,28 +45,28 @@ def serving_summary(log: ParsedLog) -> dict[str, Any]:
     d, p, a = log.decode, log.prefill, log.access
     out: dict[str, Any] = {"decode_lines": len(d), "prefill_lines": len(p), "http_requests": len(a)}
     if len(d):
-        gen = d.cols["gen_throughput"]
+        gen = d.column("gen_throughput")
         out["gen_throughput"] = {"median": _round(_median(gen)), "max": _round(_max(gen))}
-        out["running_req"] = {"median": _median(d.cols["running"]), "max": _max(d.cols["running"])}
-        out["token_usage"] = {"median": _round(_median(d.cols["token_usage"])),
-                              "max": _round(_max(d.cols["token_usage"]))}
-        acc = d.cols["accept_len"]
+        out["running_req"] = {"median": _median(d.column("running")), "max": _max(d.column("running"))}
+        out["token_usage"] = {"median": _round(_median(d.column("token_usage"))),
+                              "max": _round(_max(d.column("token_usage")))}
+        acc = d.column("accept_len")
         if colstats.any_present(acc):
             out["accept_len"] = {"mean": _mean(acc), "median": _round(_median(acc)), "min": _round(colstats.nanmin(acc)),
                                  "max": _round(_max(acc))}
-            rate = d.cols["accept_rate"]
+            rate = d.column("accept_rate")
             if colstats.any_present(rate):
                 out["accept_rate"] = {"mean": _mean(rate), "median": _round(_median(rate))}
-        out["cuda_graph_false_lines"] = colstats.count_equal(d.cols["cuda_graph"], 0.0)
+        out["cuda_graph_false_lines"] = colstats.count_equal(d.column("cuda_graph"), 0.0)
     if len(p):
-        thr = p.cols["input_throughput"]
+        thr = p.column("input_throughput")
         if colstats.any_present(thr):
             out["input_throughput"] = {"median": _round(_median(thr)), "max": _round(_max(thr))}
-        out["prefill_queue_req_max"] = _max(p.cols["queue"])
+        out["prefill_queue_req_max"] = _max(p.column("queue"))
     # Requests queue on both kinds of stats line; the prefill lines see the queue while new
     # requests wait for prefill, so a decode-only maximum under-reports it (it printed
     # `queued: max 0` for a run that queued requests). facts.queue_req_max agrees.
-    queue = [v for c in (d, p) if len(c) for v in c.cols["queue"]]
+    queue = [v for c in (d, p) if len(c) for v in c.column("queue")]
     if queue:
         out["queue_req"] = {"median": _median(queue), "max": _max(queue)}
     if len(a):
@@ -86,6 +86,6 @@ def launch_serving(log: ParsedLog, first_line: int, last_line: int) -> dict[str,
     lines = d.line
     # Stats lines are appended in file order (byte-range parts are merged in order).
     lo, hi = bisect_left(lines, first_line), bisect_right(lines, last_line)
-    gen = d.cols["gen_throughput"][lo:hi]
+    gen = d.column("gen_throughput", lo, hi)
     median = _round(_median(gen)) if hi > lo else None
     return {"decode_lines": hi - lo, "gen_throughput_median": median}

@@ -21,6 +21,7 @@ from logparse.model.text import short
 from logparse.parsing import colstats
 
 if TYPE_CHECKING:
+    from logparse.parsing.columns import StatsColumns
     from logparse.parsing.pipeline import ParsedLog
     from logparse.run.views import Views
 
@@ -109,7 +110,7 @@ def _log_scan(log: ParsedLog) -> _LogScan:
         draft = next((c for c in log.of(CaptureEnd) if c.graph_kind in (GraphKind.DRAFT, GraphKind.DRAFT_EXTEND)), None)
         scan = log.derived["spec_scan"] = _LogScan(
             spec_v2, message, draft,
-            any(not math.isnan(x) for x in log.decode.cols["accept_len"]),
+            any(not math.isnan(x) for x in log.decode.column("accept_len")),
             any("accept_length" in b.fields for b in log.of(BenchServingResult)),
             any("speculative_algorithm" in sa.args and sa.args["speculative_algorithm"] in (None, "None")
                 for sa in log.of(ServerArgs)))
@@ -240,7 +241,7 @@ def acceptance(log: ParsedLog) -> Acceptance:
 def _acceptance(log: ParsedLog) -> Acceptance:
     d = log.decode
     out = Acceptance()
-    found = _accept_sums(d.cols["accept_len"], d.cols["accept_rate"])
+    found = _accept_sums(d)
     if found is not None:
         total, lines, rate_total, rates, first, last = found
         out.mean = round(total / lines, 3)
@@ -263,7 +264,7 @@ def _acceptance(log: ParsedLog) -> Acceptance:
 _SUM_CHUNK = 16_384  # rows per slice: the sums never hold more than this many values at once
 
 
-def _accept_sums(acc: Any, rate: Any) -> tuple[float, int, float, int, int, int] | None:
+def _accept_sums(d: StatsColumns) -> tuple[float, int, float, int, int, int] | None:
     """(sum of accept len, lines printing it, sum of their finite accept rates, how many, first row,
     last row), or None when no line prints it. One pass of `sum` over each column in file order
     (the same additions, in the same order, as a sum of the list of values), slice by slice: a
@@ -271,8 +272,8 @@ def _accept_sums(acc: Any, rate: Any) -> tuple[float, int, float, int, int, int]
     total = rate_total = 0.0
     lines = rates = 0
     first = last = -1
-    for lo in range(0, len(acc), _SUM_CHUNK):
-        a, r = acc[lo : lo + _SUM_CHUNK], rate[lo : lo + _SUM_CHUNK]
+    for lo in range(0, len(d), _SUM_CHUNK):
+        a, r = d.column("accept_len", lo, lo + _SUM_CHUNK), d.column("accept_rate", lo, lo + _SUM_CHUNK)
         # NaN != NaN: `v == v` keeps the printed values.
         rows = [i for i, v in enumerate(a) if v == v]
         if not rows:
@@ -296,7 +297,7 @@ def break_even(log: ParsedLog, acc: Acceptance) -> dict[str, Any] | None:
     if acc.mean is None:
         return None
     d = log.decode
-    spec, base = per_request_throughput(d.cols["accept_len"], d.cols["running"], d.cols["gen_throughput"])
+    spec, base = per_request_throughput(d.column("accept_len"), d.column("running"), d.column("gen_throughput"))
     common = sorted(set(spec) & set(base))
     if common:
         speedup = median([spec[b] / base[b] for b in common])

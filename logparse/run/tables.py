@@ -352,7 +352,7 @@ class TableBuilder:
         for name, logical in event_fields(kind):
             if name == "extra":
                 continue
-            raw = _np(cols.cols[name], np.float64)
+            raw = _np(cols.column(name), np.float64)
             missing = np.isnan(raw)  # NaN: the line did not print the field
             if logical == BOOL:
                 data[column_name(name)] = pa.array(raw == 1.0, pa.bool_(), mask=missing)

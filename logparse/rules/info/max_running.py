@@ -52,7 +52,7 @@ def max_running_requests_capped(ctx: RuleContext) -> Iterator[Finding]:
     ev, cap, reason = resets[-1]
     data: dict[str, Any] = {"max_running_requests": cap, "reason": reason or None, "messages": len(resets)}
     d = ctx.log.decode
-    running, queue, usage = d.cols["running"], d.cols["queue"], d.cols["token_usage"]
+    running, queue, usage = d.column("running"), d.column("queue"), d.column("token_usage")
     at_cap = [i for i in range(len(d)) if running[i] == running[i] and running[i] >= cap]
     queued = [i for i in at_cap if queue[i] == queue[i] and queue[i] > 0]
     why = f" for {reason}" if reason and not reason.startswith("because") else (f" {reason}" if reason else "")

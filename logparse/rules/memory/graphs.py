@@ -144,7 +144,7 @@ def cuda_graph_oversized(ctx: RuleContext) -> Iterator[Finding]:
 def _decode_window(ctx: RuleContext, first: int, last: int) -> tuple[int, bool]:
     """How many decode lines the launch printed, and whether any ran without graphs."""
     lo, hi = decode_range(ctx.log, first, last)
-    return hi - lo, colstats.count_equal(ctx.log.decode.cols["cuda_graph"][lo:hi], 0.0) > 0
+    return hi - lo, colstats.count_equal(ctx.log.decode.column("cuda_graph", lo, hi), 0.0) > 0
 
 
 def _oversized(
@@ -197,8 +197,8 @@ def _oversized(
     ][:1]
     d = ctx.log.decode
     lo, hi = decode_range(ctx.log, first, last)
-    running = d.cols["running"]
-    peak_line = next((d.line[i] for i in range(lo, hi) if running[i] == peak), None)
+    running = d.column("running", lo, hi)
+    peak_line = next((d.line[i] for i in range(lo, hi) if running[i - lo] == peak), None)
     lines = [(peak_line, peak_line)] if peak_line is not None else []
     return ctx.finding(
         "cuda-graph-oversized",

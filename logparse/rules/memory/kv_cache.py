@@ -31,7 +31,7 @@ def _running_before(ctx: RuleContext, line: int) -> int | None:
     d = ctx.log.decode
     table = ctx.__dict__.get("_kv_running_before")
     if table is None or table[0] is not d or table[1] != len(d):
-        table = ctx.__dict__["_kv_running_before"] = (d, len(d), *_running_table(d.line, d.cols["running"]))
+        table = ctx.__dict__["_kv_running_before"] = (d, len(d), *_running_table(d.line, d.column("running")))
     _, _, ordered, last = table
     if ordered:
         stop = bisect_right(d.line, line)  # rows up to the first one after `line`
@@ -175,14 +175,14 @@ def _pinned_usage(ctx: RuleContext) -> Iterator[Finding]:
     d = ctx.log.decode
     if not len(d):
         return
-    usage = d.cols["token_usage"]
+    usage = d.column("token_usage")
     for code, best in colstats.longest_runs(d.rank, usage, level).items():
         if len(best) < need:
             continue
         rank = d.ranks.values[code]
-        first_running = d.cols["running"][best[0]]
+        first_running = d.column("running", best[0], best[0] + 1)[0]
         running = None if math.isnan(first_running) else int(first_running)
-        queue = d.cols["queue"][best[0]]
+        queue = d.column("queue", best[0], best[0] + 1)[0]
         remedy, data = _kv_room_remedy(ctx, running)
         data.update(pinned_lines=len(best), token_usage=round(float(usage[best[0]]), 2))
         q = f" while {int(queue)} request(s) queue" if not math.isnan(queue) and queue > 0 else ""

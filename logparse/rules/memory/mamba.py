@@ -130,7 +130,7 @@ def _slots_per_request(ctx: RuleContext) -> float | None:
     d = ctx.log.decode
     if "mamba_num" not in d.extra:
         return None
-    num, running = d.column("mamba_num"), d.cols["running"]
+    num, running = d.column("mamba_num"), d.column("running")
     ratios = [
         num[i] / running[i]
         for i in range(len(d))

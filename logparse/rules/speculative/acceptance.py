@@ -140,7 +140,8 @@ def spec_inactive(ctx: RuleContext) -> Iterator[Finding]:
     data: dict[str, Any] = {"configured_by": cfg.reasons[:3], "max_accept_len": limit}
     if acc.mean is not None and acc.mean <= limit:
         data.update(accept_len_mean=acc.mean, accept_rate_mean=acc.rate_mean, lines=acc.lines or None)
-        running = finite(d.cols["running"][i] for i in range(len(d.line)) if d.cols["accept_len"][i] == d.cols["accept_len"][i])
+        run_col, acc_col = d.column("running"), d.column("accept_len")
+        running = finite(run_col[i] for i in range(len(d.line)) if acc_col[i] == acc_col[i])
         bs = f" at #running-req up to {int(max(running))}" if running else ""
         rate = f", accept rate {acc.rate_mean:.2f}" if acc.rate_mean is not None else ""
         where = f"over {acc.lines} decode lines" if acc.lines else "in the benchmark result"
