@@ -274,3 +274,38 @@ def test_a_cut_tracing_record_needs_its_error_level(tmp_path: Path) -> None:
     assert f.data["cut"] is True and f.data["target"] == "scheduler.run_sch"
     info = cut.replace(" ERROR ", "  INFO ")
     assert "scheduler-crash" not in run(tmp_path, info, name="info.log").fired()
+
+
+def test_no_multimodal_processor_is_a_model_load_failure() -> None:
+    # NVIDIA/dgx-spark-playbooks#68 (dev/i-023): SGLang 0.5.3's registry has no processor for Phi-4-MM.
+    a = analyze(str(Path(__file__).resolve().parents[1] / "fixtures/rules/model-load-failure/bad-processor.log"))
+    [f] = named(a, "model-load-failure")
+    assert a.root_cause is f
+    assert f.data["kind"] == "processor"
+    assert "Phi4MMForCausalLM" in f.remedy and "upgrade SGLang" in f.remedy
+    assert "scheduler-crash" not in a.fired()
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: No image processor found for architecture: ['LlavaQwenForCausalLM']",  # 0.3–0.4.5
+    ("ValueError: Cannot find corresponding multimodal processor registered in sglang for model type "
+     "`clip_vision_model`"),  # models/llava.py
+])
+def test_processor_registry_wordings_of_other_releases(tmp_path: Path, message: str) -> None:
+    text = ("[2025-04-01 10:00:00] Traceback (most recent call last):\n"
+            f'  File "{SG}/managers/tokenizer_manager.py", line 210, in __init__\n'
+            "    self.mm_processor = get_mm_processor(\n"
+            f"{message}\n")
+    [f] = named(run(tmp_path, text), "model-load-failure")
+    assert f.data["kind"] == "processor"
+
+
+def test_no_processor_points_at_the_processor_import_that_was_skipped(tmp_path: Path) -> None:
+    # The registry logs a processor module's import error and skips it; the lookup fails later.
+    text = ("[2025-10-25 10:00:00] Ignore import error when loading sglang.srt.multimodal.processors.mimo_v2: "
+            "No module named 'torchcodec'\n"
+            "[2025-10-25 10:00:05] ValueError: No processor registered for architecture: ['MiMoV2ForCausalLM'].\n")
+    [f] = named(run(tmp_path, text), "model-load-failure")
+    assert f.data["kind"] == "processor"
+    assert f.data["ignored_imports"] == [{"line": 1, "module": "sglang.srt.multimodal.processors.mimo_v2"}]
+    assert "torchcodec" in f.remedy and "skip that processor" in f.remedy

@@ -19,11 +19,13 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("model-not-found", "not-found"),
     ("model-unknown-type", "unknown-model-type"),
     ("model-architecture-unsupported", "architecture"),
+    ("model-processor-unsupported", "processor"),
     ("transformers-version-required", "transformers-version"),
 )
 _CODES = tuple(code for code, _ in _KINDS)
 _LABELS = {"auth": "access to the model repo was refused", "not-found": "model files not found",
            "unknown-model-type": "unknown model_type", "architecture": "architecture not supported",
+           "processor": "no multimodal processor for the architecture",
            "transformers-version": "transformers version mismatch", "unknown": "model could not be loaded"}
 
 
@@ -63,15 +65,28 @@ def _model_remedy(ctx: RuleContext, kind: str, text: str, model: str | None, ign
                 "(`pip install -U transformers`, to the version the model card names) or the SGLang release that "
                 "pins it")
     if kind == "architecture":
-        hint = ""
-        if ignored:
-            e = ignored[0]
-            hint = (f"; first fix the import error of {e.fields.get('module', 'the model module')} at line {e.line} "
-                    f"({short(str(e.fields.get('error', '')), 100)}), which made SGLang skip that model")
-        return f"upgrade SGLang to a release that implements this architecture, or `--model-impl transformers`{hint}"
+        return ("upgrade SGLang to a release that implements this architecture, or `--model-impl transformers`"
+                + _skipped_module_hint(ignored, "model"))
+    if kind == "processor":
+        # The registry skips a processor module whose import failed (logged once, at start-up), so
+        # an earlier `Ignore import error` is usually the real cause; otherwise this release has none.
+        arch = (ctx.match("model-processor-unsupported", text) or {}).get("architecture")
+        return (f"this SGLang has no multimodal processor for {arch or 'the model'}: upgrade SGLang to a release "
+                "that supports the model, or serve a model it supports; with the Transformers backend "
+                "(`--model-impl transformers`) recent releases use a generic processor"
+                + _skipped_module_hint(ignored, "processor"))
     if kind == "transformers-version":
         return f"install the transformers version the message asks for: {short(text, 140)}"
     return f"fix the model files / versions the message names: {short(text, 140)}"
+
+
+def _skipped_module_hint(ignored: list[KnownMessage], what: str) -> str:
+    """The earlier `Ignore import error when loading X` that made SGLang skip a model / processor."""
+    if not ignored:
+        return ""
+    e = ignored[0]
+    return (f"; first fix the import error of {e.fields.get('module', 'the ' + what + ' module')} at line {e.line} "
+            f"({short(str(e.fields.get('error', '')), 100)}), which made SGLang skip that {what}")
 
 
 @rule(code="SRV002", name="model-load-failure", family="server", severity=Severity.ERROR,
@@ -83,7 +98,8 @@ def model_load_failure(ctx: RuleContext) -> Iterator[Finding]:
     Hugging Face refused a gated repo (401), the path or files are missing, the installed transformers
     does not know the config's `model_type`, SGLang does not implement the architecture (`Model
     architectures [...] are not supported`, often after an earlier `Ignore import error when loading
-    sglang.srt.models.X`), or transformers is too old.
+    sglang.srt.models.X`) or has no multimodal processor for it (`No processor registered for
+    architecture: [...]`), or transformers is too old.
 
     **Why it matters**
     The server cannot start; the fix is authentication, the path, or a version, not a memory setting.
