@@ -352,11 +352,12 @@ def test_a_long_launch_command_is_one_string_scanned_a_bounded_number_of_times()
     command = command[: (1 << 16) - 40] + " --api-key QwXcmdSecretz"
     r = Redactor()
     out = r.text(command)
-    assert "QwXcmdSecretz" not in out and r.scans == 2 and r.counts["secret-flag"] == 1
-    # Each masked secret costs one replacement, not a rescan: many secrets, still two scans.
+    assert "QwXcmdSecretz" not in out and r.scans == 3 and r.counts["secret-flag"] == 1
+    # Each masked secret costs one replacement, not a rescan: many secrets, still three scans
+    # (the needle prefilter, then the two full scans).
     many = " ".join(f"--api-key QwXsecret{chr(97 + i % 26)}" for i in range(5000))
     r2 = Redactor()
-    assert MASK in r2.text(many) and r2.scans == 2 and r2.counts["secret-flag"] == 5000
+    assert MASK in r2.text(many) and r2.scans == 3 and r2.counts["secret-flag"] == 5000
 
 
 def test_a_repeated_string_is_scanned_once_and_counted_every_time() -> None:
@@ -368,9 +369,10 @@ def test_a_repeated_string_is_scanned_once_and_counted_every_time() -> None:
     out = r.data({"items": doc})
     assert all("QwXrepeatedSecret1234" not in item["text"] for item in out["items"])
     assert r.counts["bearer-token"] == 1000
-    # distinct strings: the secret, 4 ranks, 4 keys (items, text, rank, line) — two scans each
-    # (the list of dicts is no list of strings, so no joined-words pass)
-    assert r.scans == 2 * (1 + 4 + 4), r.scans
+    # distinct strings: the secret (the needle prefilter and two full scans), 4 ranks and 4 keys
+    # (items, text, rank, line: no needle, one scan each); the list of dicts is no list of
+    # strings, so no joined-words pass
+    assert r.scans == 3 + 4 + 4, r.scans
     fresh = Redactor()
     assert [fresh.data(item) for item in doc] == out["items"] and fresh.counts == r.counts
 
@@ -444,3 +446,73 @@ def test_a_rule_of_dashes_glued_to_a_title_is_no_flag() -> None:
     assert redact_text("      " + rule) == "      " + rule
     assert redact_text("serve --inter-token abc123") == "serve --inter-token [REDACTED]"
     assert redact_text('cmd="--api-key abc123"') == 'cmd="--api-key [REDACTED]"'
+
+
+# --------------------------------------------------------------------------- the needle prefilter
+
+
+def test_a_string_without_a_needle_skips_the_full_scans() -> None:
+    """Most output strings (ranks, phase names, numbers as text, frames) can hold no secret: one
+    prefilter scan each, not the two full scans."""
+    r = Redactor()
+    doc = {"ranks": ["TP0", "TP1"], "phase": "load_weights", "frames": ['File "/x/y.py", line 3, in run']}
+    out = r.data(doc)
+    assert out == doc and r.total == 0
+    # 7 distinct strings (3 keys, 4 values) and the two ranks joined (a list of words): one scan each
+    assert r.scans == 7 + 1, r.scans
+
+
+def _without_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logparse.render import redact
+
+    monkeypatch.setattr(redact, "_NEEDLE", re.compile(""))  # every string takes the full scans
+
+
+def _answers(texts: list[str]) -> tuple[list[str], dict[str, int], list[str]]:
+    r = Redactor()
+    one = [r.text(t) for t in texts]
+    return one, dict(r.counts), r.lines(texts)
+
+
+def _fixture_texts() -> list[str]:
+    root = Path(__file__).parents[1] / "fixtures"
+    texts: list[str] = []
+    for path in sorted([*root.glob("logs/*"), *root.glob("corpus/dev/*.log"), *root.glob("rules/*/*.log")]):
+        if path.is_file() and path.suffix != ".gz":
+            texts.extend(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    return texts
+
+
+def test_the_prefilter_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fixture line, every secret form, the harmless texts and the adversarial lines: the
+    same redaction, counts and multi-line (PEM) answers with and without the prefilter."""
+    texts = _fixture_texts() + [form for _n, form, _s in FORMS] + [t[:8192] for t in ADVERSARIAL.values()]
+    texts += [t.upper() for t in texts[-len(FORMS) - len(ADVERSARIAL):]]  # the cased shapes, and case folding
+    assert len(texts) > 10_000
+    fast = _answers(texts)
+    _without_prefilter(monkeypatch)
+    assert _answers(texts) == fast
+
+
+def _alternatives() -> list[tuple[str, str, bool]]:
+    from logparse.render.redact import _CASED, _FOLDED
+
+    return [(kind, source, True) for kind, source in _FOLDED] + [(kind, source, False) for kind, source in _CASED]
+
+
+@pytest.mark.parametrize(("kind", "source", "folded"), _alternatives(), ids=[a[0] for a in _alternatives()])
+def test_every_match_of_every_alternative_holds_a_needle(kind: str, source: str, folded: bool) -> None:
+    """The prefilter's contract, alternative by alternative: any text an alternative matches
+    contains one of the needles (texts generated from the alternative's own regex)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from logparse.render.redact import _lower, needle
+
+    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.from_regex(re.compile(source), fullmatch=False))
+    def holds_a_needle(text: str) -> None:
+        # The folded alternatives read the lower-cased text, as the prefilter does.
+        assert needle().search(text if folded else _lower(text)), (kind, text)
+
+    holds_a_needle()

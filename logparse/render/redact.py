@@ -130,6 +130,20 @@ _CASED: list[tuple[str, str]] = [
     ("google-api-key", r"A(?<![A-Za-z0-9_\-]A)Iza[0-9A-Za-z_\-]{30,}"),
     ("jwt", r"e(?<![A-Za-z0-9_\-]e)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
 ]
+# Needles: a substring (of the lower-cased text) that every match of an alternative above
+# contains. A string with none of them cannot hold a secret, so it skips both full scans (most
+# output strings: numbers, ranks, phase names, traceback frames). Keep in step with the
+# alternatives: `tests/test_redaction.py` checks every positive case and the adversarial inputs.
+_NEEDLES = (
+    # the names (secret-value, token-value, secret-flag, env-secret, url-secret: every name holds one)
+    "key", "token", "secret", "pass", "credential", "sig=", "signature=",
+    # headers, URLs, PEM blocks
+    "authorization", "bearer", "://", "private key",
+    # vendor token prefixes
+    "hf_", "gh[pousr]_", "github_pat_", "glpat-", "xox[abposre]-", "xapp-", "sk[-_]", "rk_", "npm_",
+    # AWS key IDs, Google API keys, JWTs (case-sensitive shapes; their lower-cased prefix)
+    "a(?:kia|sia|bia|cca|gpa|ida|roa|ipa|npa|nva|pka)", "aiza", "eyj",
+)
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(
     [k for k, _ in _FOLDED] + [k for k, _ in _CASED] + ["bearer-token", "basic-auth", "secret-field"]))
 
@@ -149,6 +163,7 @@ def _combined(alternatives: list[tuple[str, str]], base: int) -> tuple[re.Patter
 
 
 _SCANNERS: tuple[re.Pattern[str], re.Pattern[str]] | None = None
+_NEEDLE: re.Pattern[str] | None = None
 _GROUP_KIND: dict[str, str] = {}
 # The redaction memo: strings up to this length, this many distinct ones (bounds its memory).
 _MEMO_LENGTH = 4096
@@ -185,6 +200,14 @@ def scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return _SCANNERS
 
 
+def needle() -> re.Pattern[str]:
+    """The prefilter of `_NEEDLES` (on the lower-cased text), compiled on first use."""
+    global _NEEDLE
+    if _NEEDLE is None:
+        _NEEDLE = re.compile("|".join(_NEEDLES))
+    return _NEEDLE
+
+
 def _lower(text: str) -> str:
     """A lower-cased copy with the same length (offsets map 1:1 back to the text)."""
     low = text.lower()
@@ -214,6 +237,11 @@ class Redactor:
         self._flow = 0  # > 0 while walking the lines of a list (the only place a PEM block spans)
         # string → (redacted, kinds masked, PEM block left open) for strings seen outside a PEM block
         self._memo: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+        # The same for what `text` returns (a subclass's too: the sanitizer also defuses), with the
+        # counts it adds, so that `data` answers a repeated string or key with one dict lookup: a
+        # document's values are ~1.3M scalars and strings of ~16k distinct texts (1M lines), and the
+        # call chain per value, not the regex scans, was the cost of redaction.
+        self._done: dict[str, tuple[str, tuple[tuple[str, int], ...], bool]] = {}
 
     @property
     def total(self) -> int:
@@ -297,10 +325,14 @@ class Redactor:
 
     def _spans(self, value: str) -> list[tuple[int, int, str, str]]:
         """The secrets in `value` as sorted, non-overlapping (start, end, replacement, kind)."""
+        low = _lower(value)
+        self.scans += 1
+        if needle().search(low) is None:
+            return []
         folded, cased = scanners()
         self.scans += 2
         spans: list[tuple[int, int, str, str]] = []
-        for pattern, subject in ((folded, _lower(value)), (cased, value)):
+        for pattern, subject in ((folded, low), (cased, value)):
             for m in pattern.finditer(subject):
                 hit = self._mask(m, value)
                 if hit is not None:
@@ -364,12 +396,94 @@ class Redactor:
         """A dict key is redacted too, but is never part of a PEM block the values carry."""
         saved, self._pem_open = self._pem_open, False
         try:
-            return self.text(key)
+            return self._string(key)
         finally:
             self._pem_open = saved
 
+    def _string(self, value: str) -> str:
+        """`text(value)` outside a PEM block, remembered per string with the counts it adds and
+        the PEM state it leaves (the same answer: outside a PEM block `text` depends on the string
+        alone)."""
+        if self._pem_open or len(value) > _MEMO_LENGTH:
+            return self.text(value)
+        done = self._done.get(value)
+        if done is None:
+            return self._remember(value)
+        out, added, pem = done
+        for kind, n in added:
+            self.counts[kind] += n
+        if pem and self._flow:
+            self._pem_open = True
+        return out
+
+    def _remember(self, value: str) -> str:
+        before = dict(self.counts)
+        flow, self._flow = self._flow, 1  # keep the PEM state `text` leaves (it resets it outside a list)
+        try:
+            out = self.text(value)
+        finally:
+            self._flow = flow
+        pem = self._pem_open
+        if not flow:
+            self._pem_open = False
+        added = tuple((k, n - before.get(k, 0)) for k, n in self.counts.items() if n != before.get(k, 0))
+        if len(self._done) >= _MEMO_SIZE:
+            self._done.clear()
+        self._done[value] = (out, added, pem)
+        return out
+
+    def _masked(self, value: Any) -> str:
+        if value != MASK:
+            self.counts["secret-field"] += 1
+        return MASK
+
     def data(self, value: Any, key: str | None = None) -> Any:
         """A copy of a JSON-like value with every string redacted and secret-named keys masked."""
+        # Exact JSON types first (one type check each); anything else (subclasses) the general way.
+        cls = type(value)
+        if cls is dict:
+            return self._dict(value)
+        if cls is str or cls is float or cls is int or cls is bool or value is None:
+            if key is not None and self.mask_keys and is_secret_key(key) and not _empty(value):
+                return self._masked(value)
+            return self._string(value) if cls is str else value
+        if cls is list or cls is tuple:
+            return self._list(value)
+        return self._data_any(value, key)
+
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        done = self._done
+        counts = self.counts
+        for k, v in value.items():
+            if type(k) is not str:
+                out[self._key(k) if isinstance(k, str) else k] = self.data(v, k if isinstance(k, str) else None)
+                continue
+            hit = done.get(k)
+            if hit is None:
+                name = self._key(k)
+            else:  # a key never carries a PEM state into the values (see `_key`)
+                name = hit[0]
+                for kind, n in hit[1]:
+                    counts[kind] += n
+            cls = type(v)
+            if cls is float or cls is int or v is None or cls is bool:
+                out[name] = self._masked(v) if self.mask_keys and is_secret_key(k) and not _empty(v) else v
+            else:
+                out[name] = self.data(v, k)
+        return out
+
+    def _list(self, value: list[Any] | tuple[Any, ...]) -> list[Any]:
+        saved, self._pem_open = self._pem_open, False
+        self._flow += 1
+        try:
+            return self._words(list(value), [self.data(v) for v in value])
+        finally:
+            self._flow -= 1
+            self._pem_open = saved
+
+    def _data_any(self, value: Any, key: str | None) -> Any:
+        """`data` for values that are not exactly a JSON type (str, dict, list subclasses…)."""
         if (
             self.mask_keys
             and key is not None
@@ -377,9 +491,7 @@ class Redactor:
             and not _empty(value)
             and is_secret_key(key)
         ):
-            if value != MASK:
-                self.counts["secret-field"] += 1
-            return MASK
+            return self._masked(value)
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -388,13 +500,7 @@ class Redactor:
                 for k, v in value.items()
             }
         if isinstance(value, (list, tuple)):
-            saved, self._pem_open = self._pem_open, False
-            self._flow += 1
-            try:
-                return self._words(list(value), [self.data(v) for v in value])
-            finally:
-                self._flow -= 1
-                self._pem_open = saved
+            return self._list(value)
         return value
 
 
