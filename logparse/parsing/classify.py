@@ -188,7 +188,7 @@ _LIBRARY_TEXT = lazy_compile(
     # numpy.core._multiarray_umath, …, regex._regex (total: 50)`, and the rest of that comma list
     # where a paste hard-wrapped it (module names only, closed by the count)
     r"|Extension modules: \S"
-    r"|(?=[^(]*\w\.\w)(?:[A-Za-z_][\w.]*, )+[A-Za-z_][\w.]* \(total: \d+\)\s*$"
+    r"|(?=[A-Za-z_][\w.]*, )(?=[^(]*\w\.\w)(?:[A-Za-z_][\w.]*, )+[A-Za-z_][\w.]* \(total: \d+\)\s*$"
 )
 
 
@@ -316,7 +316,12 @@ _FOREIGN_TEXTS = ("WARNING: Logging before InitGoogleLogging() is written to STD
 MIN_CUT_HEAD = 12
 
 
+_FOREIGN_TEXT_HEADS = frozenset(fixed[:MIN_CUT_HEAD] for fixed in _FOREIGN_TEXTS)
+
+
 def _foreign_text(body: str) -> str | None:
+    if body[:MIN_CUT_HEAD] not in _FOREIGN_TEXT_HEADS:  # (one set lookup for most lines)
+        return None
     for fixed in _FOREIGN_TEXTS:
         if body == fixed:
             return "foreign-logger"

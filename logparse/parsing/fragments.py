@@ -14,8 +14,8 @@ column break does, while a whole message that happens to end like a longer one s
 boundary. Values are compared as
 masked numbers on both sides (`{}`), so a tail whose cut-off part held a value still matches.
 
-Cost: the index (the templates reversed, sorted) is built on the first line that reaches it; a
-lookup is one number mask, one reversal and one bisection.
+Cost: the index (the templates reversed, sorted) is built on the first line that reaches it (or
+read from the per-user cache); a lookup is one number mask, one reversal and one bisection.
 """
 
 from __future__ import annotations
@@ -87,20 +87,23 @@ def is_cut_tail(text: str) -> bool:
     if len(body) < MIN_TAIL or not body[0].isalnum():
         return False
     query = _masked(body)
-    # What is left of the message is its literal text: the values (holes) do not count.
-    if len(query) - len(HOLE) * query.count(HOLE) < MIN_TAIL or len(_LETTER.findall(query)) < MIN_TAIL_LETTERS:
-        return False
     rev = query[::-1]
     index = _reversed_templates()
     i = bisect_left(index, rev)
     n = len(rev)
     for candidate in index[i:i + MAX_CANDIDATES]:
         if not candidate.startswith(rev):
-            break
+            return False
         # The template goes on before the fragment, and the character before it is inside a word.
         if len(candidate) > n and candidate[n].isalnum():
-            return True
+            return _enough_left(query)
     return False
+
+
+def _enough_left(query: str) -> bool:
+    # What is left of the message is its literal text: the values (holes) do not count.
+    return (len(query) - len(HOLE) * query.count(HOLE) >= MIN_TAIL
+            and len(_LETTER.findall(query)) >= MIN_TAIL_LETTERS)
 
 
 @cache
@@ -108,11 +111,16 @@ def _python_heads() -> tuple[str, ...]:
     return tuple(sorted(_masked(t) for t in PYTHON_TEXTS))
 
 
+# The first characters of each text: a line that starts otherwise is refused before it is masked.
+_STARTS = 3
+_PYTHON_STARTS = frozenset(t[:_STARTS] for t in PYTHON_TEXTS)
+
+
 def is_cut_python_text(text: str) -> bool:
     """Whether `text` is the cut head of one of CPython's fixed traceback texts
     (`The above exception was the direct cause of th`)."""
     body = text.strip()
-    if len(body) < MIN_HEAD or " " not in body:
+    if len(body) < MIN_HEAD or body[:_STARTS] not in _PYTHON_STARTS or " " not in body:
         return False
     query = _masked(body)
     return any(head.startswith(query) and head != query for head in _python_heads())
