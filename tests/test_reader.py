@@ -415,6 +415,24 @@ WRAPPED = [
         W("iso-timestamp", ts="2025-12-18 16:24:02"),
         id="iso-offset",
     ),
+    pytest.param(  # dev/h-031: the quote marker glued to the envelope
+        ">[2025-07-22 20:38:44] Scheduler hit an exception: Traceback (most recent call last):",
+        "[2025-07-22 20:38:44] Scheduler hit an exception: Traceback (most recent call last):",
+        W("markdown-quote"),
+        id="quote-without-space",
+    ),
+    pytest.param(  # dev/h-019: the paste's blanks between the quote and vLLM's prefix
+        ">  INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.",
+        "INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.",
+        W("markdown-quote"),
+        id="quote-blanks-before-a-record",
+    ),
+    pytest.param(  # a frame's own indentation inside the quote is kept
+        '>   File "/sgl/python/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process',
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process',
+        W("markdown-quote"),
+        id="quote-keeps-frame-indentation",
+    ),
     pytest.param(  # dev/a-026: a narrow terminal's bar, cut before its counts, glued to a record
         "  0%|                                                                            [2026-05-28 02:59:50 TP0] Prefill batch, #new-seq: 1, #new-token: 896, #queue-req: 28, ",
         "[2026-05-28 02:59:50 TP0] Prefill batch, #new-seq: 1, #new-token: 896, #queue-req: 28, ",
@@ -598,6 +616,7 @@ NOT_WRAPPED = [
     # a bar whose text names an envelope-like stamp is not glued to a record
     "  0%|          | 0/4 [00:00<?, ?it/s] (started [2026-05-28 02:59:50])",
     "Progress 50%| done",
+    ">[not an envelope] quoted text",
 ]
 
 
@@ -652,6 +671,15 @@ AUTOLINKED = [
 def test_autolinked_envelope_is_repaired(tmp_path: Path, line: str, text: str, neighbour: bytes) -> None:
     lines, _ = read_bytes(tmp_path, neighbour + line.encode() + b"\n")
     assert lines[-1][1:] == (text, None)
+
+
+def test_code_block_indentation_is_learned_from_a_vllm_line(tmp_path: Path) -> None:
+    # vLLM's logger prefix is never indented by its writer: the blanks are the code block's.
+    data = (b"    INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.\n"
+            b"      File \"/x.py\", line 3, in f\n")
+    lines, _ = read_bytes(tmp_path, data)
+    assert texts(lines) == ["INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.",
+                            '  File "/x.py", line 3, in f']
 
 
 def test_wrapper_inside_ray_does_not_eat_message_text(tmp_path: Path) -> None:

@@ -103,10 +103,11 @@ _CRI_RE = lazy_compile(r"(stdout|stderr) [FP](?: |$)")
 _MANGLED_RE = lazy_compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
 
 # Leading blanks before what is never indented in a log: an SGLang envelope (dated or not),
-# a traceback's header line, or Ray's `(Actor pid=N)` prefix.
+# a traceback's header line, Ray's `(Actor pid=N)` prefix, or vLLM's logger prefix.
 _INDENTED_RECORD_RE = lazy_compile(
     r"[ \t]+(?=\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\[\d{2}:\d{2}:\d{2}[ \]]"
-    r"|Traceback \(most recent call last\):|\((?:\w+ )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )"
+    r"|Traceback \(most recent call last\):|\((?:\w+ )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) "
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
 )
 
 # Open MPI's `mpirun --tag-output`: `[jobid,rank]<stdout>:` (or `<stderr>:`, `<stddiag>:`) glued to
@@ -198,7 +199,15 @@ def _match_prefix(s: str) -> _Prefix | None:
         # A markdown quote around a pasted log (`> [2025-07-11 17:40:14 DP0 TP2] …`, `>   File
         # "…"`, `>` alone): any quoted text except bash's PS2 prompt continuing a command
         # (`> --tp 8 \`, `>   --port 30000`), which commands.py reads as part of the command.
-        return ("markdown-quote", None, None, None, None, None, None, None, min(len(s), 2))
+        # Blanks after `> ` are the text's own indentation, except before a record that is never
+        # indented (`>  INFO 02-18 09:33:49 __init__.py:190] …`): those are the paste's.
+        m = _INDENTED_RECORD_RE.match(s, 2)
+        end = m.end() if m else min(len(s), 2)
+        return ("markdown-quote", None, None, None, None, None, None, None, end)
+    if c == ">" and s[1:2] == "[" and _is_envelope(s[1:]):
+        # The quote marker glued to the envelope (`>[2025-07-22 20:38:44] Scheduler hit …`):
+        # markdown takes `>` without its space as a quote too.
+        return ("markdown-quote", None, None, None, None, None, None, None, 1)
     if c == "^" and s[1:2] == "C" and len(s) > 2:
         # A terminal's echo of Ctrl-C glued before what the interrupted program printed next
         # (`^CProcess Process-2:`, `^CTraceback (most recent call last):`): the tty's text, not
