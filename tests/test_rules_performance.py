@@ -93,3 +93,25 @@ def test_saturation_level_is_configurable_and_suggests_mem_fraction(tmp_path: Pa
 def test_usage_without_queue_is_fine(tmp_path: Path) -> None:
     text = "\n".join(decode(10 + i, 64, True, usage=0.97, queue=0) for i in range(4)) + "\n"
     assert "kv-cache-saturated" not in run(tmp_path, text).fired()
+
+
+def test_one_stats_line_whose_queue_dwarfs_the_batch_is_saturation() -> None:
+    # dev/i-030 (v0.2.x): one decode line, usage 0.93, 1010 running, 12279 queued.
+    a = analyze(str(REPO / "fixtures/rules/kv-cache-saturated/bad-single-line.log"))
+    [f] = named(a, "kv-cache-saturated")
+    assert f.data["lines"] == 1 and f.data["queue_req_max"] == 12279
+    assert "on a stats line" in f.message
+
+
+@pytest.mark.parametrize(("running", "queue", "fires"), [
+    (64, 128, True),   # twice the batch waits: admission is blocked by KV room
+    (64, 100, False),  # fewer than twice the batch: could be a burst being admitted
+    (1, 5, False),     # a tiny batch: below the absolute floor
+    (4, 16, True),
+])
+def test_the_single_line_threshold(tmp_path: Path, running: int, queue: int, fires: bool) -> None:
+    text = decode(10, running, True, usage=0.95, queue=queue) + "\n"
+    assert ("kv-cache-saturated" in run(tmp_path, text).fired()) is fires
+    # Below the usage threshold one line never is, whatever the queue.
+    low = decode(10, running, True, usage=0.80, queue=queue * 10) + "\n"
+    assert "kv-cache-saturated" not in run(tmp_path, low, name="low.log").fired()

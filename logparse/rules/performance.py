@@ -121,6 +121,21 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
     yield ctx.finding("cuda-graph-not-used", message, remedy, lines=lines, data=data, claim=False)
 
 
+# One stats line is enough when its queue dwarfs the running batch. A queue that outnumbers the
+# running requests SINGLE_LINE_QUEUE_RATIO times over cannot be a burst the scheduler is still
+# admitting: with the pool ≥ the usage threshold, admission is blocked by KV room (a
+# --max-running-requests cap shows as low usage instead), and one such line is the steady state of a
+# pasted excerpt. A short queue next to a full pool can be a one-step blip, so it still needs
+# `min_lines` lines. SINGLE_LINE_MIN_QUEUE keeps tiny batches (1 running, 2 queued) out.
+SINGLE_LINE_QUEUE_RATIO = 2.0
+SINGLE_LINE_MIN_QUEUE = 16
+
+
+def _dwarfed(queue: float, running: float) -> bool:
+    """The queue outnumbers the running batch SINGLE_LINE_QUEUE_RATIO times (running unknown: never)."""
+    return running == running and queue >= SINGLE_LINE_MIN_QUEUE and queue >= SINGLE_LINE_QUEUE_RATIO * max(running, 1.0)
+
+
 @rule(code="PERF002", name="kv-cache-saturated", family="performance", severity=Severity.WARNING,
       needs=("serving",))
 def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
@@ -128,7 +143,9 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
 
     **What it means**
     Stats lines show `token usage` (or `full token usage`) at or above the threshold (default 0.90)
-    while `#queue-req` > 0: new requests wait for KV room, not for compute.
+    while `#queue-req` > 0: new requests wait for KV room, not for compute. One such line is enough
+    when its queue is at least twice the running batch (and 16 or more): a pool that full with that
+    many waiting is not a passing burst.
 
     **Why it matters**
     Queueing time (TTFT) grows and, when decode needs more room, requests get retracted and
@@ -151,7 +168,7 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
         usage, queue, running = cols.column("token_usage"), cols.column("queue"), cols.column("running")
         for i in colstats.rows_where(usage, level, queue, 0):
             hits.append((cols.line[i], usage[i], queue[i], running[i]))
-    if len(hits) < min_lines:
+    if len(hits) < min_lines and not any(_dwarfed(h[2], h[3]) for h in hits):
         return
     hits.sort()
     peak_q = max(h[2] for h in hits)
@@ -177,7 +194,8 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
             data["suggested_max_running_requests"] = cap
             parts.append(f"or fewer running requests: `--max-running-requests {cap}`")
     kv = f" of {kv_tokens} tokens" if kv_tokens else ""
-    message = (f"KV cache saturated: token usage ≥ {level:.2f} (up to {peak_u:.2f}{kv}) on {len(hits)} stats lines "
+    on = f"{len(hits)} stats lines" if len(hits) > 1 else "a stats line"
+    message = (f"KV cache saturated: token usage ≥ {level:.2f} (up to {peak_u:.2f}{kv}) on {on} "
                f"while up to {int(peak_q)} requests queued"
                + (f" (median {int(med_run)} running)" if med_run is not None and not math.isnan(med_run) else ""))
     remedy = "more KV room: " + ", ".join(parts)
