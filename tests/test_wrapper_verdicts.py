@@ -147,3 +147,17 @@ def test_vllms_see_root_cause_above_is_an_echo(tmp_path: Path) -> None:
     assert "scheduler-crash" not in a.fired()
     assert a.outcome == "crashed-at-startup"
 
+
+
+def test_a_verdict_followed_by_a_retry_that_came_up_decides_nothing(tmp_path: Path) -> None:
+    # sglang test_utils (0.5.x, CI): an offline launch that died is retried online, and comes up.
+    text = (
+        "CI_OFFLINE: Launching server HF_HUB_OFFLINE=1 model=meta-llama/Llama-3.1-8B-Instruct\n"
+        "CI_OFFLINE: Offline launch failed (Server process exited with code 1), retrying with online mode...\n"
+        "CI_OFFLINE: Launching server HF_HUB_OFFLINE=0 model=meta-llama/Llama-3.1-8B-Instruct\n"
+        "[2026-03-26 08:46:02] The server is fired up and ready to roll!\n"
+        "CI_OFFLINE: Online retry succeeded\n"
+    )
+    a = analyze_text(tmp_path, text)
+    assert a.facts.get("ready") is True
+    assert a.outcome == "ready"

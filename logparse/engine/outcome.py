@@ -42,7 +42,7 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
         lc.failed_starting = True  # the run model's readiness must agree with this outcome
         return "crashed-at-startup"
     failing = [f for f in every if f.severity == Severity.ERROR or f.consequence]
-    crash = crash_line(log, failing, start, end)
+    crash = crash_line(log, failing, start, end, up=lc.up_line)
     if crash is not None:
         return _crash_outcome(lc, root, failing, crash)
     if failing:
@@ -98,9 +98,10 @@ def _warmup_batches_only(lc: Lifecycle) -> bool:
     return not within(lc.log.of(*STARTUP_EVENTS), start, first)
 
 
-def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> int | None:
-    """The first line that shows a process died: a fatal line, or an exception that an
-    error/consequence finding explains."""
+def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int, *, up: int | None = None) -> int | None:
+    """The first line that shows a process died: a fatal line, an exception that an
+    error/consequence finding explains, or a wrapper saying the server process died (after `up`,
+    the first line showing the server up, when there is one: before it, a retry came up)."""
     lines = [e.line for e in within(log.shared(*FATAL_EVENTS), start, end)]
     claimed = {n for f in failing for n in f.claims}
     # A thread died (0.2.x's warmup thread on a bad answer): its process goes on. A rule that stands
@@ -116,7 +117,7 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int) -> 
             lines.append(e.line)
     lines.extend(f.first_line for f in failing if role_of(f).crash)
     # A wrapper that saw the server process die (its own traceback is no server crash).
-    lines.extend(v.line for v in startup_verdicts(log, start, end) if v.died)
+    lines.extend(v.line for v in startup_verdicts(log, start, end) if v.died and (up is None or v.line > up))
     rotated = _rotated_paste(log, start, end)
     if rotated is not None:
         # The traceback's tail was pasted first: the process died where its head is.

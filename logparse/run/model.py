@@ -94,14 +94,14 @@ class Lifecycle:
 
     @cached_property
     def startup_verdict(self) -> StartupVerdict | None:
-        """The first wrapper verdict on this attempt's start-up (run/verdicts.py) given before the
-        server showed itself up: the server was not ready in time, or its process died first. A
-        wrapper waits only while the server starts, so a verdict after the server was up is about
-        something else."""
-        for v in startup_verdicts(self.log, self.launch.first_line, self.launch.last_line):
-            if not self.up_before(v.line):
-                return v
-        return None
+        """The first wrapper verdict on this attempt's start-up (run/verdicts.py) — the server was
+        not ready in time, or its process died first — when the attempt never shows the server up.
+        Once it was up, a verdict before that was followed by a retry that came up (test_utils'
+        offline-then-online launch), and one after it is about the running server, not its start-up."""
+        if self.up_line is not None:
+            return None
+        verdicts = startup_verdicts(self.log, self.launch.first_line, self.launch.last_line)
+        return verdicts[0] if verdicts else None
 
     @property
     def ready(self) -> bool | None:
