@@ -135,6 +135,15 @@ CLASSIFIED = [
     ("The above exception was the direct cause of th", "cut-line"),
     ("During handling of the above exc", "cut-line"),
     ('.../sglang/python/sglang/srt/speculative/eagle_info.py", line 781, in merge_batch', "cut-line"),
+    ("[Rank7]:[T506 14:16:14.488415041 ProcessGroup", "cut-line"),
+    (" 7  /usr/local/lib/python", "cut-line"),
+    # a mapping left open by a raw newline in a value; section headers; titles before a block
+    ("{'supported': False, 'help_output': 'Traceback (most recent call last):", "data"),
+    ("[sglang]", "config-dump"),
+    ("[tool.setuptools.packages.find]", "config-dump"),
+    ("GPU Info:", "heading"),
+    ("Sampling params:", "heading"),
+    ("Before this PR：", "heading"),
     # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
     ("vail mem=24.47 GB", "cut-line"),
     ("ormers==4.57.1 as a workaround.", "cut-line"),
@@ -150,7 +159,6 @@ NEAR_MISSES = [
     "AssertionError: x=3",
     "note: see above for the error",
     "the answer: 42",
-    "Before this PR：",
     "We are 50% done with the migration",
     "Throughput dropped 50% after the upgrade",
     "error: something broke",
@@ -188,7 +196,7 @@ UNCLASSIFIED = [
     "DEBUG=1 means verbose output",
     "if the server fails, try this:",
     "with the following error:",
-    "for more details:",
+    "see the error below for more details:",
     # an ellipsis in prose, not an id; a list of names that is no module list
     "loading...done",
     "a, b, c (total: 3)",
@@ -201,6 +209,12 @@ UNCLASSIFIED = [
     "RuntimeError: x (function foo)",
     "ValueError: a=1, b=2, c=3, d=4",
     "the values a=1, b=2, c=3 are wrong",
+    # a title naming a failure is the failure's header, not a heading; a scrap of a mapping
+    "Scheduler hit an exception:",
+    "Fatal error:",
+    "Watchdog timeout:",
+    "{'a': 1, 'b",
+    "[sglang] server crashed",
     # a message's own tail at a word boundary is not a cut inside a word
     "avail mem=7.84 GB",
     "Traceback",
@@ -218,7 +232,7 @@ def test_near_miss_is_not_classified_by_structure(line: str) -> None:
     # structural kinds.
     assert classify(line) not in {"python-warning", "progress-bar", "test-runner", "foreign-logger", "config-dump",
                                   "shell-output", "library-text", "field-dump", "shell-command", "python-source",
-                                  "viewer-metadata"}
+                                  "viewer-metadata", "heading"}
 
 
 @pytest.mark.parametrize("line", UNCLASSIFIED)

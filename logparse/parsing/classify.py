@@ -23,6 +23,7 @@ tracebacks and commands still assemble across them):
 - `shell-command`: a command echoed outside a launch (`VAR=x cmd --flag`, `$python ./t.py`);
 - `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`);
 - `viewer-metadata`: an id a log viewer shortened to its ends (`2855e530…vdumckda`);
+- `heading`: a short title and its colon alone before a block (`GPU Info:`);
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`);
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
   `<details>` tags, an elision mark `...` the paster left);
@@ -160,7 +161,9 @@ _FOREIGN_LOGGER = lazy_compile(
 _CUT_HEAD = lazy_compile(
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s+[\w.:\[\]-]*\s*$"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} \[?[\w.]*\s*$"
-    r"|(?:\[rank\d+\]:)?\[[IWEF]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
+    # (torch's C++ prefix as the grammar takes it: `[rank4]:` or a launcher's `[Rank7]:`, and any
+    # capital where the severity letter was once the date and time follow)
+    r"|(?:\[[Rr]ank\d+\]:)?\[[A-Z]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
     r"|(?:Loading (?:safetensors|pt|np_cache) checkpoint shards|Multi-thread loading(?: pt checkpoint)? shards"
     r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
 )
@@ -168,7 +171,10 @@ _CUT_HEAD = lazy_compile(
 # 781, in merge_batch`): the end of `File "…", line N, in name`, the path's tail still there.
 _CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
-_DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$""")
+# Also its first line when a string value held a newline and printed it raw (`{'supported': False,
+# 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
+_DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$"""
+                     r"""|\{(['"])[^'"]+\1: [^,{}]+, (['"])[^'"]+\2: \S""")
 _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
@@ -230,6 +236,9 @@ _CONFIG_DUMP = lazy_compile(
     # one environment variable as a library prints it when it reads it (Ascend's
     # `get env HOSTNAME = host-1`): the variable's name is upper case, a value follows
     r"|get env [A-Z_][A-Z0-9_]* = \S.*$"
+    # a section header alone (an INI / TOML section, a tag a script prints before a block):
+    # `[sglang]`, `[_compile_deep_gemm_one_type_all]`
+    r"|\[[A-Za-z_][\w.-]*\]\s*$"
     # the middle of a dataclass's / namespace's repr a hard wrap cut (`server_args=ServerArgs(…)`
     # over several lines: `_attention=False, enable_ep_moe=False, …`, `, tokenizer_mode='auto', …`):
     # only `name=value` pairs, at least three, the first and last possibly cut
@@ -253,6 +262,13 @@ _FIELD_DUMP = lazy_compile(
     # torch inductor's autotune header (select_algorithm: `strides: [0, 1], [4096, 1], [1, 4096]`,
     # `dtypes: torch.bfloat16, torch.float32`): a name, then a list of numeric lists or of dotted names
     r"|[a-z]+: (?:\[[-\d, ]*\](?:, \[[-\d, ]*\])*|[a-z_]+\.\w+(?:, [a-z_]+\.\w+)*)\s*$"
+)
+# A title alone before a block (a script's `print("GPU Info:")`, a paste's `Before this PR：`): one to
+# four words and a colon (ASCII or full-width), no error word (`Scheduler hit an exception:` heads a
+# failure). Tried after the message indices and the runtime's fixed texts (`Process SpawnProcess-1:`).
+_HEADING = lazy_compile(
+    r"(?!.*(?i:error|exception|traceback|warning|fail|fatal|abort|killed|timeout))"
+    r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3} ?[:：]\s*$"
 )
 # A command as a shell prompt echoes it or a README shows it, outside a launch (the grammar knows
 # SGLang's own commands): environment assignments before the command (`LLM_MODEL=x TP=1 modal run
@@ -280,11 +296,14 @@ _ELIDED_ID = lazy_compile(r"(?=[0-9a-f]*\d)[0-9a-f]{6,}(?:…|\.\.\.)[0-9A-Za-z]
 # envelope (`regex`'s partial matching, imported only when a line gets here). glog's / torch's
 # `I0820 0`, sglang-router's `[Router (R`, a dated envelope (loguru's ` 2024-03-03 15:15:25 | INF`,
 # Rust tracing's `2025-10-07 23:32:33  INFO sglang_rou`, or the date-time alone), NCCL's own
-# `host:183:183 [4] NCCL INF`, uvicorn's access line `INFO:     172.21.0.7:59180 - "PO`.
+# `host:183:183 [4] NCCL INF`, uvicorn's access line `INFO:     172.21.0.7:59180 - "PO`, a native
+# backtrace frame cut in its path (` 7  /usr/local/lib/python`).
 _LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL)"
 _ENVELOPE_HEADS = (
     (r"[IWEF]\d{4} \d", r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
     (r"\[Router \(", r"\[Router \((?:Python|Rust)\)\] "),
+    # glibc's / UCX's backtrace frame (` 7  /usr/lib/libc.so.6(+0x1a07cd) [0x7f…]`) cut in its path
+    (r"\d{1,3} +/", r"\d{1,3} +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]"),
     (r"\d{4}-\d{2}-",
      rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?Z? +(?:\| +)?{_LEVEL}(?: +(?:\| +)?[\w:.-]*)?"),
     (r"[\w.-]+:\d+:\d+ \[\d+\] ", r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR|TRACE|ABORT) "),
@@ -332,7 +351,8 @@ def _foreign_text(body: str) -> str | None:
 
 # Shapes tried after the message indices (a known message wins over a look-alike shape), in order.
 _LATE_SHAPES = ((_DATA, "data"), (_CONFIG_DUMP, "config-dump"), (_FIELD_DUMP, "field-dump"),
-                (_SHELL_COMMAND, "shell-command"), (_PYTHON_SOURCE, "python-source"), (_ELIDED_ID, "viewer-metadata"))
+                (_SHELL_COMMAND, "shell-command"), (_PYTHON_SOURCE, "python-source"), (_ELIDED_ID, "viewer-metadata"),
+                (_HEADING, "heading"))
 
 
 def classify(text: str) -> str | None:
