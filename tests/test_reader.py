@@ -415,6 +415,25 @@ WRAPPED = [
         W("iso-timestamp", ts="2025-12-18 16:24:02"),
         id="iso-offset",
     ),
+    pytest.param(  # `journalctl -o short-iso`
+        "2025-07-01T00:57:53+0800 gpu-node-3 python3[1234]: [2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
+        "[2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
+        W("journald", ts="2025-07-01 00:57:53", container="gpu-node-3", pid=1234, actor="python3", stream="pid:1234"),
+        id="journald-short-iso",
+    ),
+    pytest.param(  # `journalctl -o short-iso-precise`
+        '2025-07-01T00:57:53.123456+08:00 gpu-node-3 python3[1234]:   File "x.py", line 3, in f',
+        '  File "x.py", line 3, in f',
+        W("journald", ts="2025-07-01 00:57:53.123456", container="gpu-node-3", pid=1234, actor="python3",
+          stream="pid:1234"),
+        id="journald-short-iso-precise",
+    ),
+    pytest.param(  # no pid: a message's own words after a stamp, not journald's
+        "2025-07-01T00:57:53Z gpu-node-3 python3: x",
+        "gpu-node-3 python3: x",
+        W("iso-timestamp", ts="2025-07-01 00:57:53"),
+        id="iso-then-words",
+    ),
     pytest.param(  # dev/h-031: the quote marker glued to the envelope
         ">[2025-07-22 20:38:44] Scheduler hit an exception: Traceback (most recent call last):",
         "[2025-07-22 20:38:44] Scheduler hit an exception: Traceback (most recent call last):",

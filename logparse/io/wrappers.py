@@ -58,6 +58,10 @@ _JOURNALD_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d{2}:\d{2}:\d{2}) "
     r"([\w.-]+) ([\w.@/-]+)(?:\[(\d+)\])?:(?: |$)"
 )
+# journald's ISO formats (`journalctl -o short-iso` / `short-iso-precise`) put the same
+# `host ident[pid]: ` after an ISO stamp; the pid is required there, so that a message's own
+# `word word: ` after a plain stamp is never taken for it.
+_JOURNALD_ISO_TAIL_RE = lazy_compile(r"([\w.-]+) ([\w.@/-]+)\[(\d+)\]:(?: |$)")
 _KIBANA_RE = lazy_compile(
     r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* (\d{1,2}), (\d{4}) @ "
     r"(\d{2}:\d{2}:\d{2})(?:\.(\d+))? +"
@@ -265,6 +269,11 @@ def _match_prefix(s: str) -> _Prefix | None:
                         r[6],
                         r.end(),
                     )
+            if m and m[4] and s.find("]:", m.end(), m.end() + 160) > 0:
+                j = _JOURNALD_ISO_TAIL_RE.match(s, m.end())
+                if j:
+                    ts = _iso_ts(m[1], m[2], m[3])
+                    return ("journald", ts, j[1], to_int(j[3]), j[2], None, None, None, j.end())
             if m:
                 # kubectl --timestamps prints RFC3339Nano in UTC: 9 fraction digits + Z.
                 kind = "k8s" if m[4] == "Z" and m[3] and len(m[3]) == 9 else "iso-timestamp"
