@@ -16,7 +16,7 @@ tracebacks and commands still assemble across them):
 - `config-dump`: one setting printed as `name: value` / `name=value` (a config printed field by
   field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value; an environment
   variable a library reports (`get env NAME = value`); the middle of a `name=value, …` repr that a
-  hard wrap cut;
+  hard wrap cut; an environment report's line (check_env / collect_env: `PyTorch: 2.5.1+cu124`);
 - `field-dump`: a record native code prints field by field, values aligned (a C struct such as
   DeepGEMM's TMA descriptor: `globalDim      (128,1,8,282843,1)`), torch inductor's `strides:` /
   `dtypes:` lines: names, then numbers (or dtype names) only;
@@ -24,11 +24,13 @@ tracebacks and commands still assemble across them):
 - `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`);
 - `viewer-metadata`: an id a log viewer shortened to its ends (`2855e530…vdumckda`);
 - `heading`: a short title and its colon alone before a block (`GPU Info:`);
-- `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`);
+- `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`), `pip freeze`
+  rows, collect_env's `[pip3] numpy==1.26.4`;
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
   `<details>` tags, an elision mark `...` the paster left);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
-  `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`);
+  `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`,
+  `time`'s and `date`'s reports, `nvidia-smi topo -m`'s matrix and legend);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
@@ -47,7 +49,8 @@ tracebacks and commands still assemble across them):
   distinctive start; a date-time alone), of a progress bar before its percentage, of CPython's
   traceback texts, of a frame line (`…/x.py", line 7, in f`), or the cut *tail* of a known
   message (`parsing/fragments.py`: `vail mem=24.47 GB`);
-- `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record).
+- `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record, compact or
+  pretty-printed JSON's brackets).
 """
 
 from __future__ import annotations
@@ -78,6 +81,10 @@ _PIP = lazy_compile(
     r"ERROR: (?:Could not find a version|No matching distribution)|DEPRECATION: )"
     # uv's changed-package lines: ` + torch==2.8.0` / ` - torch==2.7.1`
     r"|[ ]?[+-] [A-Za-z0-9_.-]+==\S+$"
+    # `pip freeze` rows (`torch==2.5.1`, `sgl-kernel @ file:///…`), and torch's / vLLM's collect_env
+    # package list (`[pip3] numpy==1.26.4`, `[conda] torch 2.5.1 pypi_0 pypi`)
+    r"|[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:==[\w.+!-]+| @ \S+)\s*$"
+    r"|\[(?:pip3?|conda|uv)\] \S"
 )
 _MARKDOWN = lazy_compile(
     r"(?:`{3,}|~{3,})[\w+-]*\s*$"  # a code fence, with its language
@@ -93,6 +100,15 @@ _SHELL_OUTPUT = lazy_compile(
     r"\+[-=+]{10,}\+\s*$"  # nvidia-smi / tabulate borders
     r"|[-dlcbps][-rwxsStT]{9}[.+@]? +\d+ +\S+ +\S+ +\d"  # ls -l rows
     r"|total \d+\s*$"
+    # `time`'s report (`real\t0m12.345s`, `user …`, `sys …`) and `date`'s (`Wed Dec  2 13:39:13 UTC 2026`)
+    r"|(?:real|user|sys)\s+\d+m\d+(?:\.\d+)?s\s*$"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
+    r"\d{2}:\d{2}:\d{2}(?: [A-Z]{2,5})? \d{4}\s*$"
+    # `nvidia-smi topo -m` (in SGLang's check_env): the matrix's header and rows, and its legend
+    r"|\s*(?:GPU|NIC)\d+(?:\s+(?:GPU|NIC)\d+)+\s+CPU Affinity\b.*$"
+    r"|(?:GPU|NIC)\d+(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX))+(?:\s+(?:[\d,-]+|N/A))*\s*$"
+    r"|\s*(?:X|SYS|NODE|PHB|PXB|PIX|NV#) += \S.*$"
+    r"|NIC Legend:\s*$|\s*NIC\d+: \w+\s*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
     # argparse's usage continuation line (its indentation lost in the paste): option groups only,
     # `[--load-format {auto,pt}] [--trust-remote-code] [--dtype DTYPE]`
@@ -174,7 +190,13 @@ _CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
 # Also its first line when a string value held a newline and printed it raw (`{'supported': False,
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
 _DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$"""
-                     r"""|\{(['"])[^'"]+\1: [^,{}]+, (['"])[^'"]+\2: \S""")
+                     r"""|\{(['"])[^'"]+\1: [^,{}]+, (['"])[^'"]+\2: \S"""
+                     # compact JSON (a curl response, a JSON log record) and pretty-printed JSON's
+                     # brackets alone on their lines; a JSON error response stays a gap to see
+                     r"""|(?!.*(?i:error|exception|traceback|fail))\[?\{"[^"]+":.*[}\]]\s*$"""
+                     r"""|[\[\]{}],?\s*$|\},\s*\{\s*$"""
+                     # and its members one a line: `"max_tokens": 128,`, `"messages": [`
+                     r"""|(?!.*(?i:error|exception|traceback|fail))"[^"]+": (?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null|[\[{]|\[\]|\{\})\s*,?\s*$""")
 _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
@@ -190,6 +212,8 @@ _LIBRARY_TEXT = lazy_compile(
     r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
     r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
     r"|Exception ignored in: \S"
+    # Rust's panic handler's advice after a panic's first line (sglang-router is Rust)
+    r"|note: run with `RUST_BACKTRACE=(?:1|full)` environment variable to display a backtrace\s*$"
     # faulthandler's list after a fatal error's traceback (CPython ≥ 3.11): `Extension modules:
     # numpy.core._multiarray_umath, …, regex._regex (total: 50)`, and the rest of that comma list
     # where a paste hard-wrapped it (module names only, closed by the count)
@@ -246,6 +270,21 @@ _CONFIG_DUMP = lazy_compile(
     r"(?:, [a-z_]*|, [a-z_][a-z0-9_]*=\S*|\))?\s*$"
     r"|[A-Za-z0-9][\w.-]* {4,}\d+(?:\.[\w+]+)+\s*$"
 )
+# An environment report, one `Key: value` a line (SGLang's check_env, torch's / vLLM's collect_env,
+# lscpu): a key of one to six words, then a value of a report's kinds only: a version, perhaps after
+# a name and before details (`2.5.1+cu124`, `Ubuntu 22.04.4 LTS (x86_64)`, `3.10.12 (main, …) [GCC
+# 11.4.0]`), a truth value or a not-available marker, an absolute path; and the GPU listing (`GPU
+# 0,1: NVIDIA H100 80GB HBM3`). No error word anywhere (`RuntimeError: CUDA 12.4 …` is an exception).
+_ENV_REPORT = lazy_compile(
+    r"(?!.*(?i:error|exception|traceback|warning|fail|fatal|abort|crash))"
+    r"(?:[A-Za-z][\w+()/-]*(?: [\w+()/,-]+){0,5}: +"
+    r"(?:(?:[A-Z][\w-]* ){0,3}v?\d+(?:\.\d+)+[\w.+~-]*(?: .*)?"
+    r"|(?:True|False|Yes|No|N/A|None|Not Available|Could not collect|Module Not Found)"
+    r"|/[\w./+-]*)"
+    r"|GPU [\d,]+: \S.*"
+    # check_env's keys whose value is free text or a count
+    r"|(?:ulimit soft|Hypervisor vendor|NVCC|HIPCC|(?:CUDA|ROCM) Driver Versions?): \S.*)\s*$"
+)
 # A record printed field by field by native code with its values aligned in a column: a C/C++
 # struct dump (DeepGEMM's / CUTLASS's TMA descriptor on a failed `cuTensorMapEncode…`: `format         9`,
 # `gmem_address   0xd86cd7000`, `globalDim      (128,1,8,282843,1)`, `TMA Desc Addr:   0xfffe8d7f6a80`;
@@ -275,8 +314,12 @@ _HEADING = lazy_compile(
 # app.py::main --task benchmark`), or a prompt's `$` with or without its space (`$python ./t.py`).
 # A command word, then at least one argument that is a flag, a path or a script: prose after a `$`
 # or after `NAME=1` has none.
+# Also a prompt with its user and host (`root@node-1:/workspace# nvidia-smi`, `(venv) u@h:~$ ls`), and
+# the programs a report runs around a server (curl, docker, pip, git, torchrun, …) typed bare.
 _SHELL_COMMAND = lazy_compile(
-    r"(?:(?:[A-Z_][A-Z0-9_]*=\S* +)+|\$ ?)[a-z][\w.-]*"
+    r"(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$] \S.*$"
+    r"|(?:(?:[A-Z_][A-Z0-9_]*=\S* +)+|\$ ?|(?=(?:curl|wget|docker|podman|kubectl|helm|pip3?|uv|git|torchrun|"
+    r"srun|sbatch|mpirun|deepspeed|accelerate|huggingface-cli|hf|modal|nsys|ncu|sudo) ))[a-z][\w.-]*"
     r"(?=.*? (?:-{1,2}[A-Za-z]|\S*/|\S+\.(?:py|sh)\b))(?: +\S+)+\s*$"
 )
 # A Python source line quoted without its `File "…", line N` line (a paste kept only the line that
@@ -287,6 +330,8 @@ _PYTHON_SOURCE = lazy_compile(
     r"(?:(?:el)?if|while|for|with|async (?:for|with)|except) "
     r"(?=[^:]*(?:\w\.[A-Za-z_]|\w\(|\w\[| [<>]=? | [!=]= ))[^#]*:\s*$"
     r"|(?:async )?def [A-Za-z_]\w*\(.*\)(?: -> [^:]+)?:\s*$"
+    # the interactive interpreter's input: `>>> import sglang`
+    r"|>>> \S.*$"
 )
 # An identifier a viewer or a console export shortened to its two ends (`2855e530…vdumckda`: a
 # job, run or line id), alone on its line: the metadata a web log viewer prints around each line.
@@ -350,7 +395,8 @@ def _foreign_text(body: str) -> str | None:
 
 
 # Shapes tried after the message indices (a known message wins over a look-alike shape), in order.
-_LATE_SHAPES = ((_DATA, "data"), (_CONFIG_DUMP, "config-dump"), (_FIELD_DUMP, "field-dump"),
+_LATE_SHAPES = ((_DATA, "data"), (_CONFIG_DUMP, "config-dump"), (_ENV_REPORT, "config-dump"),
+                (_FIELD_DUMP, "field-dump"),
                 (_SHELL_COMMAND, "shell-command"), (_PYTHON_SOURCE, "python-source"), (_ELIDED_ID, "viewer-metadata"),
                 (_HEADING, "heading"))
 
