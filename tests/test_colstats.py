@@ -44,6 +44,7 @@ def test_longest_run_is_the_first_of_equal_length() -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_break_even_buckets_agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logparse.parsing.columns import decode_columns
     from logparse.run.speculative import per_request_throughput as _per_request_throughput
 
     rng = random.Random(seed)
@@ -51,10 +52,14 @@ def test_break_even_buckets_agree(seed: int, monkeypatch: pytest.MonkeyPatch) ->
     run = array("d", [rng.choice([math.nan, 0.0, float(rng.randint(1, 300))]) for _ in range(n)])
     gen = array("d", [rng.choice([math.nan, 0.0, rng.random() * 3000]) for _ in range(n)])
     acc = array("d", [rng.choice([math.nan, 1 + rng.random() * 3]) for _ in range(n)])
+    d = decode_columns()
+    for i in range(n):
+        d.add(i, 0.0, None, {"running": run[i], "gen_throughput": gen[i], "accept_len": acc[i]})
     monkeypatch.setattr(colstats, "NUMPY_FROM", 10**9)
-    python = _per_request_throughput(acc, run, gen)
+    python = _per_request_throughput(d)
     monkeypatch.setattr(colstats, "NUMPY_FROM", 0)
-    vector = _per_request_throughput(acc, run, gen)
+    monkeypatch.setattr(colstats, "SLICE_ROWS", 7)  # many slices: their parts are joined in row order
+    vector = _per_request_throughput(d)
     for p, v in zip(python, vector, strict=True):
         assert p.keys() == v.keys()
         for k in p:

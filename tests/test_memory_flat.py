@@ -133,3 +133,64 @@ def test_stats_fields_are_stored_narrow() -> None:
     assert held < 200_000 * 45, held
     assert all(math.isnan(v) for v in d.column("iteration"))
     assert d.column("token_usage", 0, 3).tolist() == [0.0, 0.01, 0.02]
+
+
+def _graph_reference(d: Any, captured: float | None) -> tuple[Any, ...]:
+    """What cuda-graph-not-used read before: lists of the False and True rows and their counts."""
+    graph, running = d.column("cuda_graph"), d.column("running")
+    false_idx = [i for i, v in enumerate(graph) if v == 0.0]
+    true_idx = [i for i, v in enumerate(graph) if v == 1.0]
+    run_false = [running[i] for i in false_idx if running[i] == running[i]]
+    run_true = [running[i] for i in true_idx if running[i] == running[i]]
+    peak = max(false_idx, key=lambda i: running[i] if running[i] == running[i] else -1) if false_idx else -1
+    return (len(false_idx), bool(true_idx), false_idx[0] if false_idx else -1, false_idx[-1] if false_idx else -1,
+            peak, min(run_false, default=None), max(run_false, default=None), max(run_true, default=None),
+            sum(1 for r in run_false if captured is not None and r > captured))
+
+
+def test_graph_rows_one_pass_equals_the_lists() -> None:
+    import random
+
+    from logparse.parsing import columns
+    from logparse.rules import performance
+
+    rng = random.Random(5)
+    for rows in (0, 300, 150_000):  # Python below NUMPY_FROM, numpy slices above
+        d = columns.decode_columns()
+        for i in range(rows):
+            kw: dict[str, Any] = {}
+            if rng.random() < 0.9:
+                kw["cuda_graph"] = rng.random() < 0.7
+            if rng.random() < 0.8:
+                kw["running"] = rng.choice([-1, -5, 0, 3, 64, 64, rng.randint(0, 200)])
+            d.add(i, 1.0, "TP0", kw)
+        for captured in (None, 48):
+            got = performance._graph_rows(d, captured)
+            assert (got.false_lines, got.any_true, got.first, got.last, got.peak, got.min_false, got.max_false,
+                    got.max_true, got.above) == _graph_reference(d, captured), (rows, captured)
+
+
+def test_graph_rows_hold_a_slice_not_lists() -> None:
+    from logparse.parsing import columns
+    from logparse.rules import performance
+
+    d = columns.decode_columns()
+    for i in range(400_000):
+        d.add(i, 1.0, "TP0", {"cuda_graph": i % 5 != 0, "running": i % 97})
+    got, peak = _peak(lambda: performance._graph_rows(d))
+    assert got.false_lines == 80_000 and got.max_true == 96
+    assert peak < 6 * MiB, peak  # the lists: ~30 MB here (~126 MB at 4M failure-heavy lines)
+
+
+def test_break_even_buckets_keep_the_valid_rows_only() -> None:
+    """per_request_throughput: the valid rows' ratio, bucket and kind (11 bytes a row, joined
+    once), not three whole float64 columns and their temporaries at once (~70 bytes a row)."""
+    from logparse.parsing import columns
+
+    d = columns.decode_columns()
+    for i in range(400_000):
+        d.add(i, 1.0, "TP0", {"running": 1 + i % 90, "gen_throughput": 100 + i % 5000 / 100,
+                              **({"accept_len": 2.5} if i % 2 else {})})
+    (spec, base), peak = _peak(lambda: speculative.per_request_throughput(d))
+    assert sorted(base) == list(range(7)) and sorted(spec) == list(range(1, 7))  # odd rows: an even count
+    assert peak < 400_000 * 40, peak

@@ -13,6 +13,7 @@ from math import isnan
 from typing import Any
 
 NUMPY_FROM = 20_000
+SLICE_ROWS = 65_536  # rows a reduction over a column reads at once (never the whole column widened)
 
 
 def _np(values: Sequence[float]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from logparse.model.events import CaptureBatchSizes, KnownMessage, SchedulerLimits, Severity
@@ -52,17 +53,12 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
     min_lines` (1).
     """
     d = ctx.log.decode
-    graph = d.column("cuda_graph")
-    running = d.column("running")
-    false_idx = [i for i, v in enumerate(graph) if v == 0.0]
-    if len(false_idx) < int(ctx.threshold("cuda-graph-not-used", "min_lines", 1)):
+    rows = _graph_rows(d)
+    if rows.false_lines < int(ctx.threshold("cuda-graph-not-used", "min_lines", 1)):
         return
-    true_idx = [i for i, v in enumerate(graph) if v == 1.0]
-    run_false = [running[i] for i in false_idx if running[i] == running[i]]
-    run_true = [running[i] for i in true_idx if running[i] == running[i]]
-    max_false = int(max(run_false)) if run_false else None
-    min_false = int(min(run_false)) if run_false else None
-    max_true = int(max(run_true)) if run_true else None
+    max_false = int(rows.max_false) if rows.max_false is not None else None
+    min_false = int(rows.min_false) if rows.min_false is not None else None
+    max_true = int(rows.max_true) if rows.max_true is not None else None
     captured = ctx.views.cuda_graph_max_bs
     disabled_by = None
     if ctx.views.arg("disable_cuda_graph") is True:
@@ -71,27 +67,27 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
         if e.code == "cuda-graph-disabled":
             disabled_by = f"line {e.line}: {e.text.strip()[:120]}"
             break
-    data: dict[str, Any] = {"false_lines": len(false_idx), "decode_lines": len(d), "max_running_false": max_false,
+    data: dict[str, Any] = {"false_lines": rows.false_lines, "decode_lines": len(d), "max_running_false": max_false,
                             "min_running_false": min_false, "max_running_true": max_true,
                             "captured_max_bs": captured, "disabled_by": disabled_by}
-    share = f"{len(false_idx)} of {len(d)} decode lines"
+    share = f"{rows.false_lines} of {len(d)} decode lines"
     rng = (f"#running-req {min_false}–{max_false}" if min_false != max_false else f"#running-req {max_false}") \
         if max_false is not None else "unknown batch sizes"
     max_running = ctx.views.arg("max_running_requests")
-    if disabled_by and not true_idx:
+    if disabled_by and not rows.any_true:
         message = f"CUDA graphs are not used: {share} show `cuda graph: False` ({rng}); graphs are disabled ({disabled_by})"
         remedy = ("remove what disables them (`--disable-cuda-graph`, a graph-capable `--attention-backend` such as "
                   "flashinfer/fa3/triton instead of torch_native/flex) unless it is needed")
     elif captured is not None and max_false is not None and max_false > captured:
         want = round_bs(max_false)
         data["suggested_cuda_graph_max_bs"] = want
-        above = sum(1 for r in run_false if r > captured)
+        above = _graph_rows(d, captured).above
         message = (f"Decode ran without CUDA graphs on {share} ({rng}): the largest captured batch size is {captured}, "
                    f"and {above} of those lines had more running requests")
         # The cost, from the launch's memory budget.
         from logparse.rules.memory.graphs import graph_growth
 
-        growth, cost = graph_growth(ctx, d.line[false_idx[0]], captured, want)
+        growth, cost = graph_growth(ctx, d.line[rows.first], captured, want)
         data.update(growth)
         cost = cost or "capture takes more memory"
         remedy = (f"`--cuda-graph-max-bs {want}` to cover the observed batches ({cost}; capture also takes "
@@ -113,12 +109,92 @@ def cuda_graph_not_used(ctx: RuleContext) -> Iterator[Finding]:
         remedy += "; if graphs are disabled, remove what disables them"
     if isinstance(max_running, int) and max_false is not None:
         data["max_running_requests"] = max_running
-    first, last = d.line[false_idx[0]], d.line[false_idx[-1]]
-    peak = max(false_idx, key=lambda i: running[i] if running[i] == running[i] else -1)
-    lines = sorted({(first, first), (d.line[peak], d.line[peak]), (last, last)})
+    first, last, peak = d.line[rows.first], d.line[rows.last], d.line[rows.peak]
+    lines = sorted({(first, first), (peak, peak), (last, last)})
     for e in ctx.log.of(CaptureBatchSizes)[:1]:
         lines.append((e.line, e.line))
     yield ctx.finding("cuda-graph-not-used", message, remedy, lines=lines, data=data, claim=False)
+
+
+@dataclass
+class _GraphRows:
+    """What cuda-graph-not-used reads of the decode rows (`cuda graph` 0.0 = False, 1.0 = True)."""
+
+    false_lines: int = 0
+    any_true: bool = False
+    first: int = -1  # first and last False row
+    last: int = -1
+    peak: int = -1  # the first False row with the most running requests (not printed counts as -1)
+    peak_key: float = -math.inf
+    min_false: float | None = None  # printed #running-req over the False rows
+    max_false: float | None = None
+    max_true: float | None = None  # … over the True rows
+    above: int = 0  # False rows with more running requests than `above_of`
+
+    def false_row(self, row: int, running: float, above_of: float | None) -> None:
+        if self.first < 0:
+            self.first = row
+        self.last = row
+        self.false_lines += 1
+        if (running if running == running else -1.0) > self.peak_key:
+            self.peak_key, self.peak = (running if running == running else -1.0), row
+        if running == running:
+            self.min_false = running if self.min_false is None else min(self.min_false, running)
+            self.max_false = running if self.max_false is None else max(self.max_false, running)
+            if above_of is not None and running > above_of:
+                self.above += 1
+
+    def true_running(self, running: float) -> None:
+        self.any_true = True
+        if running == running:
+            self.max_true = running if self.max_true is None else max(self.max_true, running)
+
+
+def _graph_rows(d: Any, above_of: float | None = None) -> _GraphRows:
+    """One pass over the decode rows, slice by slice (lists of every False and True row and their
+    counts held ~126 MB at 4M failure-heavy lines); numpy per slice on large logs."""
+    out = _GraphRows()
+    n = len(d)
+    for lo in range(0, n, colstats.SLICE_ROWS):
+        hi = min(lo + colstats.SLICE_ROWS, n)
+        graph, running = d.column("cuda_graph", lo, hi), d.column("running", lo, hi)
+        if n < colstats.NUMPY_FROM:
+            for i, v in enumerate(graph):
+                if v == 0.0:
+                    out.false_row(lo + i, running[i], above_of)
+                elif v == 1.0:
+                    out.true_running(running[i])
+            continue
+        import numpy as np
+
+        g, r = np.frombuffer(graph, dtype=np.float64), np.frombuffer(running, dtype=np.float64)
+        false = np.flatnonzero(g == 0.0)
+        if false.size:
+            rf = r[false]
+            keys = np.where(rf == rf, rf, -1.0)
+            k = int(np.argmax(keys))  # the first of equal maxima, as max() over the rows
+            if out.first < 0:
+                out.first = lo + int(false[0])
+            out.last = lo + int(false[-1])
+            out.false_lines += int(false.size)
+            if float(keys[k]) > out.peak_key:
+                out.peak_key, out.peak = float(keys[k]), lo + int(false[k])
+            printed = rf[rf == rf]
+            if printed.size:
+                lo_v, hi_v = float(printed.min()), float(printed.max())
+                out.min_false = lo_v if out.min_false is None else min(out.min_false, lo_v)
+                out.max_false = hi_v if out.max_false is None else max(out.max_false, hi_v)
+                if above_of is not None:
+                    out.above += int((printed > above_of).sum())
+        true = g == 1.0
+        if true.any():
+            out.any_true = True
+            rt = r[true]
+            rt = rt[rt == rt]
+            if rt.size:
+                v = float(rt.max())
+                out.max_true = v if out.max_true is None else max(out.max_true, v)
+    return out
 
 
 # One stats line is enough when its queue dwarfs the running batch. A queue that outnumbers the

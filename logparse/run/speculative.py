@@ -297,7 +297,7 @@ def break_even(log: ParsedLog, acc: Acceptance) -> dict[str, Any] | None:
     if acc.mean is None:
         return None
     d = log.decode
-    spec, base = per_request_throughput(d.column("accept_len"), d.column("running"), d.column("gen_throughput"))
+    spec, base = per_request_throughput(d)
     common = sorted(set(spec) & set(base))
     if common:
         speedup = median([spec[b] / base[b] for b in common])
@@ -318,23 +318,30 @@ def break_even(log: ParsedLog, acc: Acceptance) -> dict[str, Any] | None:
     return None
 
 
-def per_request_throughput(acc: Any, run: Any, gen: Any) -> tuple[dict[int, float], dict[int, float]]:
+def per_request_throughput(d: StatsColumns) -> tuple[dict[int, float], dict[int, float]]:
     """Median decode throughput per running request, by batch-size bucket (int(log2(#running))),
-    for lines with accept fields (speculative) and without (baseline). numpy on large logs."""
-    if len(run) >= colstats.NUMPY_FROM:
+    for lines with accept fields (speculative) and without (baseline). numpy on large logs, slice
+    by slice: only the valid rows' ratio, bucket and kind are kept (the three whole columns and
+    their temporaries were ~70 bytes a row at once)."""
+    if len(d) >= colstats.NUMPY_FROM:
         import numpy as np
 
-        r, g, a = (np.frombuffer(c, dtype=np.float64) for c in (run, gen, acc))
-        valid = (r > 0) & (g > 0)  # NaN compares False
-        rv, gv, av = r[valid], g[valid], a[valid]
-        buckets = np.trunc(np.log2(rv)).astype(np.int64)
-        ratio = gv / rv
-        is_spec = ~np.isnan(av)
+        parts: list[tuple[Any, Any, Any]] = []
+        for lo in range(0, len(d), colstats.SLICE_ROWS):
+            hi = lo + colstats.SLICE_ROWS
+            r, g, a = (np.frombuffer(d.column(name, lo, hi), dtype=np.float64)
+                       for name in ("running", "gen_throughput", "accept_len"))
+            valid = (r > 0) & (g > 0)  # NaN compares False
+            rv = r[valid]
+            parts.append((np.trunc(np.log2(rv)).astype(np.int16), g[valid] / rv, ~np.isnan(a[valid])))
+        buckets, ratio, is_spec = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        del parts
         out: tuple[dict[int, float], dict[int, float]] = ({}, {})
         for which, mask in ((0, is_spec), (1, ~is_spec)):
             for b in np.unique(buckets[mask]).tolist():
                 out[which][int(b)] = float(np.median(ratio[mask & (buckets == b)]))
         return out
+    run, gen, acc = d.column("running"), d.column("gen_throughput"), d.column("accept_len")
     spec: dict[int, list[float]] = {}
     base: dict[int, list[float]] = {}
     for i in range(len(run)):
