@@ -56,6 +56,15 @@ _STREAM_OWNERS = ("stderr", "stdout", "tqdm")
 Subst = dict[str, str] | None  # a wrapper's parameter name -> PARAM, while reading the wrapper
 
 
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk(node)` as a list, kept on the node: a file's tree and each function are walked by
+    several readers (messages, aliases, imports, wrappers); one walk each is a fifth of the time."""
+    nodes = node.__dict__.get("_walked")
+    if nodes is None:
+        nodes = node.__dict__["_walked"] = list(ast.walk(node))
+    return nodes
+
+
 def _value(node: ast.AST, subst: Subst) -> str:
     """A formatted value: the wrapper's parameter (its caller's text), else a hole."""
     if subst and isinstance(node, ast.Name) and node.id in subst:
@@ -133,10 +142,10 @@ def _assigned(tree: ast.AST) -> dict[tuple[int, str], list[str]]:
     """Strings assigned to a plain name inside each function (`msg = f"…"` then `logger.error(msg)`),
     keyed by (the function's line, name)."""
     out: dict[tuple[int, str], list[str]] = {}
-    for fn in ast.walk(tree):
+    for fn in _walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(fn):
+        for node in _walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 text = _pieces(node.value)
                 if text is not None:
@@ -168,7 +177,7 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
     """Names a file binds to a printing callable (`rank_print = print if … else …`, a parameter's
     default `rank_print=print`), with what they print like."""
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             kind = _printer(node.value)
             if kind:
@@ -246,11 +255,11 @@ def _messages(tree: ast.AST, more: bool, assigned_too: bool = False,
     assigned = _assigned(tree) if more or assigned_too else {}
     aliases = _aliases(tree) if aliases is None else aliases
     owner_fn: dict[int, int] = {}
-    for fn in ast.walk(tree):
+    for fn in _walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in ast.walk(fn):
+            for node in _walk(fn):
                 owner_fn[id(node)] = fn.lineno  # innermost wins: inner functions are walked later
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if more and isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
             # An exception's message: printed after `XError: `, and often logged or echoed alone.
             text = _pieces(node.exc.args[0])
@@ -275,56 +284,128 @@ def _messages(tree: ast.AST, more: bool, assigned_too: bool = False,
 # (`logger.info(f"[rank0] {msg}")`). Wrappers are found in every file of the package (they are
 # imported across modules) and resolved once every file is read.
 
-Key = tuple[str, str]  # ("fn", name) for a function, ("method", name) for a method
+# A definition: ("fn", its module, its name), or ("method", its module, "Class.name").
+Key = tuple[str, str, str]
+# A call's callee as the calling file names it, the same shape: a module may re-export a function,
+# a class inherit a method (`self.log_info(…)` of a stage whose base class defines log_info).
+Ref = tuple[str, str, str]
+Name = tuple[str, str]  # (module, name)
+_MAX_DEPTH = 4  # wrappers of wrappers, re-exports of re-exports: deeper is not seen in practice
+_MAX_BASES = 10  # a class's ancestors looked at for an inherited method
 
 
 @dataclass
 class Wrappers:
-    """What the files read so far say about wrappers, and the calls that may reach one."""
+    """What the files read so far say about wrappers, and the calls that may reach one.
+    A wrapper is known by its module and name: two modules' `_log(msg)` are different functions
+    (cute_dsl_ptxas's `_log` prints `[ptxas] {msg}`, the dumper's its own text)."""
 
     # key -> (index of the forwarded parameter at the call site, or -1 for `*args`; frame; kind)
     found: dict[Key, set[tuple[int, str, str]]] = field(default_factory=dict)
-    # (wrapper key, its parameter index, callee key, the callee's argument index, frame)
-    pending: set[tuple[Key, int, Key, int, str]] = field(default_factory=set)
-    # callee key -> calls: each positional argument's text (None: not a string); print's separator
-    calls: dict[Key, set[tuple[tuple[str | None, ...], str]]] = field(default_factory=dict)
+    # (wrapper key, its parameter index, callee, the callee's argument index, frame)
+    pending: set[tuple[Key, int, Ref, int, str]] = field(default_factory=set)
+    # callee -> calls: each positional argument's text (None: not a string); print's separator
+    calls: dict[Ref, set[tuple[tuple[str | None, ...], str]]] = field(default_factory=dict)
+    # (module, name) a module imports from the package -> where from: `from .common import rank0_log`
+    # in `sglang/srt/utils/__init__.py` makes `sglang.srt.utils.rank0_log` that function
+    reexports: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+    # module -> the modules it star-imports from the package (`from .common import *`)
+    stars: dict[str, set[str]] = field(default_factory=dict)
+    # class -> its bases as its file names them ((module, name), maybe a re-export)
+    bases: dict[Name, set[Name]] = field(default_factory=dict)
+    # every method defined (module, "Class.name"): a class's own method hides its bases'
+    methods: set[Name] = field(default_factory=set)
+
+    def _defined(self, module: str, name: str, where: set[Name] | dict[Name, object]) -> set[Name]:
+        """Where a name a module holds is defined (in `where`): the module itself, or what it
+        re-exports under that name, maybe through a star import."""
+        out: set[Name] = set()
+        todo = [(module, name, 0)]
+        seen: set[Name] = set()
+        while todo:
+            mod, n, depth = todo.pop()
+            if (mod, n) in seen:
+                continue
+            seen.add((mod, n))
+            if (mod, n) in where:
+                out.add((mod, n))
+            if depth < _MAX_DEPTH:
+                todo += [(m, x, depth + 1) for m, x in self.reexports.get((mod, n), ())]
+                todo += [(m, n, depth + 1) for m in self.stars.get(mod, ())]
+        return out
+
+    def targets(self, ref: Ref) -> set[Key]:
+        """The definitions a callee may be: a function (maybe re-exported), or the method of the
+        calling class or of the nearest ancestor that defines it."""
+        kind, module, name = ref
+        if kind == "fn":
+            return {("fn", m, n) for m, n in self._defined(module, name, self._found_fns())}
+        cls, method = name.rsplit(".", 1)
+        out: set[Key] = set()
+        todo, seen = [(module, cls)], set()
+        while todo and len(seen) < _MAX_BASES:
+            mod, c = todo.pop(0)
+            if (mod, c) in seen:
+                continue
+            seen.add((mod, c))
+            own = (mod, f"{c}.{method}")
+            if own in self.methods:
+                if ("method", *own) in self.found:
+                    out.add(("method", *own))
+                continue  # defined here: its bases' method of that name is not the one called
+            for base in self.bases.get((mod, c), ()):
+                todo += sorted(self._defined(*base, self.bases))
+        return out
+
+    def _found_fns(self) -> set[Name]:
+        if len(self.found) != getattr(self, "_fns_of", -1):
+            self._fns = {(m, n) for kind, m, n in self.found if kind == "fn"}
+            self._fns_of = len(self.found)
+        return self._fns
 
     def resolve(self) -> Iterator[str]:
         """The messages of every call of a wrapper (a wrapper of a wrapper too)."""
-        for _ in range(4):  # wrappers of wrappers of wrappers: deeper is not seen in practice
+        for _ in range(_MAX_DEPTH):
             grew = False
             for key, i, callee, j, frame in self.pending:
-                for index, inner, kind in list(self.found.get(callee, ())):
-                    if index == j:
-                        entry = (i, inner.replace(PARAM, frame), kind)
-                        if entry not in self.found.setdefault(key, set()):
-                            self.found[key].add(entry)
-                            grew = True
+                for target in self.targets(callee):
+                    for index, inner, kind in list(self.found.get(target, ())):
+                        if index == j:
+                            entry = (i, inner.replace(PARAM, frame), kind)
+                            if entry not in self.found.setdefault(key, set()):
+                                self.found[key].add(entry)
+                                grew = True
             if not grew:
                 break
-        for key, entries in self.found.items():
-            # A frame that says something itself (`get_bool_env_var({}) encountered unrecognized
-            # value={}`) is a template already, read from the wrapper's own call with a hole for the
-            # parameter: it matches every caller's text. Only a frame that is little more than the
-            # parameter (`{}`, `[rank0] {}`) needs each caller's message.
-            entries = {e for e in entries if _alnum(e[1]) < MIN_LITERAL_ALNUM}
-            for args, sep in self.calls.get(key, ()) if entries else ():
-                for index, frame, kind in entries:
-                    if index < 0:  # forwards *args: printed as that kind prints its arguments
-                        if kind == "print":
-                            text = sep.join(a if a is not None else HOLE for a in args)
-                        elif args and args[0] is not None:
-                            text = _percent(args[0], [HOLE] * (len(args) - 1))
-                        else:
-                            continue
-                    elif index < len(args) and args[index] is not None:
-                        text = args[index]
-                        if kind == "log" and len(args) > index + 1:
-                            # `log_info_on_rank0(logger, "Loaded %d layers", n)`: the logger applies the `%`
-                            text = _percent(text, [HOLE] * (len(args) - index - 1))
-                    else:
-                        continue
-                    yield frame.replace(PARAM, text)
+        for callee, calls in self.calls.items():
+            for target in self.targets(callee):
+                yield from _wrapped(self.found[target], calls)
+
+
+def _wrapped(entries: set[tuple[int, str, str]], calls: set[tuple[tuple[str | None, ...], str]]) -> Iterator[str]:
+    """The messages a wrapper prints for its callers' arguments."""
+    # A frame that says something itself (`get_bool_env_var({}) encountered unrecognized
+    # value={}`) is a template already, read from the wrapper's own call with a hole for the
+    # parameter: it matches every caller's text. Only a frame that is little more than the
+    # parameter (`{}`, `[rank0] {}`) needs each caller's message.
+    entries = {e for e in entries if _alnum(e[1]) < MIN_LITERAL_ALNUM}
+    for args, sep in calls if entries else ():
+        for index, frame, kind in entries:
+            if index < 0:  # forwards *args: printed as that kind prints its arguments
+                if kind == "print":
+                    text = sep.join(a if a is not None else HOLE for a in args)
+                elif args and args[0] is not None:
+                    text = _percent(args[0], [HOLE] * (len(args) - 1))
+                else:
+                    continue
+            elif index < len(args) and args[index] is not None:
+                text = args[index]
+                if kind == "log" and len(args) > index + 1:
+                    # `log_info_on_rank0(logger, "Loaded %d layers", n)`: the logger applies the `%`
+                    text = _percent(text, [HOLE] * (len(args) - index - 1))
+            else:
+                continue
+            yield frame.replace(PARAM, text)
 
 
 def _alnum(text: str) -> int:
@@ -332,56 +413,100 @@ def _alnum(text: str) -> int:
     return len(re.sub(r"[^A-Za-z0-9]", "", text))
 
 
+def module_of(name: str, folder: str) -> tuple[str, bool]:
+    """A source file's module (`sglang/srt/utils/common.py` -> `sglang.srt.utils.common`) and
+    whether it is a package's `__init__`; a source tree's path is read from its package folder on."""
+    parts = re.sub(r"\.py$", "", name).replace("\\", "/").split("/")
+    if folder in parts:
+        parts = parts[parts.index(folder):]
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
 @dataclass(frozen=True)
 class _Scope:
     """The names a file can call a wrapper by: its own functions, and functions and modules it
     imports from the package itself (`from sglang.srt.utils import rank0_log`, `from . import utils`)."""
 
+    module: str
     local: frozenset[str]
-    imported: dict[str, str]  # name in the file -> the function's own name
-    modules: frozenset[str]  # module aliases: `utils` of `utils.rank0_log(…)`
+    imported: dict[str, tuple[str, str]]  # name in the file -> (the module it is from, its own name)
+    modules: dict[str, str]  # module aliases: `utils` of `utils.rank0_log(…)` -> `sglang.srt.utils`
+    stars: frozenset[str]  # modules the file star-imports from the package
     package: str
 
     @classmethod
-    def of(cls, tree: ast.AST, package: str) -> _Scope:
-        local = {fn.name for _key, fn in _functions(tree)}
-        imported: dict[str, str] = {}
-        modules: set[str] = set()
-        for node in ast.walk(tree):
+    def of(cls, tree: ast.AST, package: str, module: str, is_package: bool) -> _Scope:
+        local = {fn.name for owner, fn in _functions(tree) if owner is None}
+        imported: dict[str, tuple[str, str]] = {}
+        modules: dict[str, str] = {}
+        stars: set[str] = set()
+        here = module.split(".") if is_package else module.split(".")[:-1]  # what `.` means
+        for node in _walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == package):
+                base = here[:len(here) - (node.level - 1)] if node.level else []
+                source = ".".join(base + (node.module.split(".") if node.module else []))
                 for a in node.names:
-                    imported[a.asname or a.name] = a.name
-                    modules.add(a.asname or a.name)  # `from sglang.srt import utils` imports a module
+                    if a.name == "*":
+                        stars.add(source)
+                        continue
+                    imported[a.asname or a.name] = (source, a.name)
+                    modules[a.asname or a.name] = f"{source}.{a.name}"  # `from sglang.srt import utils`
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == package and a.asname:
-                        modules.add(a.asname)
-        return cls(frozenset(local), imported, frozenset(modules), package)
+                        modules[a.asname] = a.name
+        return cls(module, frozenset(local), imported, modules, frozenset(stars), package)
 
-    def callee(self, node: ast.Call) -> Key | None:
+    def name(self, node: ast.AST) -> Name | None:
+        """Where a name the file uses comes from (a base class, a function): (module, name)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.imported:
+                return self.imported[node.id]
+            return (self.module, node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.modules:
+            return (self.modules[node.value.id], node.attr)
+        return None
+
+    def callee(self, node: ast.Call, cls: str | None) -> Ref | None:
         """Which wrapper a call may be: a function the file defines or imports from the package, a
-        method of its own class (`self.rank_print(…)`), a function of a package module (`utils.f(…)`)."""
+        method of its own class `cls` or its bases (`self.rank_print(…)`), a function of a package
+        module (`utils.f(…)`)."""
         f = node.func
         if isinstance(f, ast.Name):
             if f.id in self.local:
-                return ("fn", f.id)
-            return ("fn", self.imported[f.id]) if f.id in self.imported else None
+                return ("fn", self.module, f.id)
+            if f.id in self.imported:
+                return ("fn", *self.imported[f.id])
+            return None
         if not isinstance(f, ast.Attribute):
             return None
         if isinstance(f.value, ast.Name):
             if f.value.id in ("self", "cls"):
-                return ("method", f.attr)
-            return ("fn", f.attr) if f.value.id in self.modules else None
-        return ("fn", f.attr) if ast.unparse(f.value).split(".")[0] == self.package else None
+                return ("method", self.module, f"{cls}.{f.attr}") if cls else None
+            return ("fn", self.modules[f.value.id], f.attr) if f.value.id in self.modules else None
+        owner = ast.unparse(f.value)
+        return ("fn", owner, f.attr) if owner.split(".")[0] == self.package else None
 
 
-def _functions(tree: ast.AST) -> Iterator[tuple[Key, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Every function of a file, keyed as its calls name it: a class's methods apart."""
-    for node in ast.walk(tree):
+def _functions(tree: ast.AST) -> Iterator[tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a file with the class it is a method of (None: a function)."""
+    for node in _walk(tree):
         body = node.body if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else []
         for fn in body:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield ("method" if isinstance(node, ast.ClassDef) else "fn", fn.name), fn
+                yield node.name if isinstance(node, ast.ClassDef) else None, fn
+
+
+def _classes_of(tree: ast.AST) -> dict[int, str]:
+    """Each node's innermost enclosing class (by the node's id): whose `self` a call means."""
+    owner: dict[int, str] = {}
+    for cls in _walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            for node in _walk(cls):
+                owner[id(node)] = cls.name  # innermost wins: inner classes are walked later
+    return owner
 
 
 def _forwards_varargs(node: ast.Call, index: int, vararg: str | None) -> bool:
@@ -391,24 +516,38 @@ def _forwards_varargs(node: ast.Call, index: int, vararg: str | None) -> bool:
             and arg.value.id == vararg)
 
 
-def read_wrappers(tree: ast.AST, into: Wrappers, package: str, aliases: dict[str, str] | None = None) -> None:
+def read_wrappers(tree: ast.AST, into: Wrappers, package: str, name: str,
+                  aliases: dict[str, str] | None = None) -> None:
     """Record the file's wrappers (functions whose parameter reaches a printing call, maybe through
-    another wrapper) and every call that passes a string to a function it may be, for `Wrappers.resolve`."""
+    another wrapper) and every call that passes a string to a function it may be, for `Wrappers.resolve`.
+    `name` is the file's path in the wheel (its module)."""
     aliases = _aliases(tree) if aliases is None else aliases
-    scope = _Scope.of(tree, package)
-    for key, fn in _functions(tree):
+    scope = _Scope.of(tree, package, *module_of(name, package))
+    for alias, (source, fn_name) in scope.imported.items():
+        into.reexports.setdefault((scope.module, alias), set()).add((source, fn_name))
+    if scope.stars:
+        into.stars.setdefault(scope.module, set()).update(scope.stars)
+    owner = _classes_of(tree)
+    for node in _walk(tree):
+        if isinstance(node, ast.ClassDef):
+            bases = into.bases.setdefault((scope.module, node.name), set())
+            bases.update(b for b in map(scope.name, node.bases) if b is not None)
+    for cls, fn in _functions(tree):
+        key: Key = ("fn", scope.module, fn.name) if cls is None else ("method", scope.module, f"{cls}.{fn.name}")
+        if cls is not None:
+            into.methods.add(key[1:])
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        if key[0] == "method" and params and params[0] in ("self", "cls"):
+        if cls is not None and params and params[0] in ("self", "cls"):
             params = params[1:]
         vararg = fn.args.vararg.arg if fn.args.vararg else None
-        for node in ast.walk(fn):
+        for node in _walk(fn):
             if not isinstance(node, ast.Call):
                 continue
             how = _call_kind(node, aliases)
             if how is not None and _forwards_varargs(node, how[1], vararg):
                 into.found.setdefault(key, set()).add((-1, PARAM, how[0]))
                 continue
-            callee = scope.callee(node) if how is None else None
+            callee = scope.callee(node, owner.get(id(node))) if how is None else None
             if how is None and callee is None:
                 continue
             for i, param in enumerate(params):
@@ -422,9 +561,9 @@ def read_wrappers(tree: ast.AST, into: Wrappers, package: str, aliases: dict[str
                     text = _pieces(arg, subst)
                     if text is not None and PARAM in text and callee is not None:
                         into.pending.add((key, i, callee, j, text))
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Call) and node.args:
-            callee = scope.callee(node)
+            callee = scope.callee(node, owner.get(id(node)))
             if callee is not None:
                 args = tuple(None if isinstance(a, ast.Starred) else _pieces(a) for a in node.args)
                 if any(a is not None for a in args):
@@ -540,16 +679,23 @@ def _c_args(toks: list[str], i: int) -> tuple[list[list[str]], int]:
     return args, i
 
 
+# <inttypes.h>'s conversion macros between a format's literals: `"%" PRIu64` is `%llu`.
+_C_PRI = re.compile(r"(?:PRI|SCN)([diouxX])(?:8|16|32|64|LEAST\d+|FAST\d+|MAX|PTR)")
+
+
 def _c_text(expr: list[str], printf: bool) -> str:
     """The printed text of an argument: its string literals (adjacent ones joined), HOLE for the rest."""
     out = []
     for t in expr:
+        pri = _C_PRI.fullmatch(t) if printf else None
         if t.startswith(('"', 'u8"', 'u"', 'U"', 'L"')):
-            text = _c_string(t)
-            out.append(_C_PERCENT.sub(lambda m: "%" if m.group(0) == "%%" else HOLE, text) if printf else text)
+            out.append(_c_string(t))
+        elif pri:
+            out.append("ll" + pri.group(1))  # completes the `%` its literal ends with
         elif not out or out[-1] != HOLE:
-            out.append(HOLE)  # a value, or a macro like PRIu64 between literals
-    return "".join(out)
+            out.append(HOLE)  # a value, or another macro between literals
+    text = "".join(out)
+    return _C_PERCENT.sub(lambda m: "%" if m.group(0) == "%%" else HOLE, text) if printf else text
 
 
 def _native_messages(src: str) -> Iterator[str]:
@@ -602,7 +748,7 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
     folder = package.replace("-", "_")
     prefixes = under or (folder + "/",)
     out: set[str] = set()
-    read: set[int] = set()
+    read: set[tuple[str, int]] = set()
     wrappers = Wrappers()
     for arg in paths:
         for _name, src in _sources(Path(arg), prefixes, PY_SUFFIXES + NATIVE_SUFFIXES if native else PY_SUFFIXES):
@@ -610,9 +756,9 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
                 continue  # test helpers print for their own runs, not for a server's log
             if skip and _name.startswith(skip):
                 continue
-            if hash(src) in read:
+            if (_name, hash(src)) in read:
                 continue  # the same file in another release: its messages are in already
-            read.add(hash(src))
+            read.add((_name, hash(src)))  # (a file moved elsewhere is another module's: read again)
             if _name.endswith(NATIVE_SUFFIXES):
                 for msg in _native_messages(src):
                     out.update(_templates(msg))
@@ -624,7 +770,7 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
             aliases = _aliases(tree)
             for msg in _messages(tree, more, assigned, aliases):
                 out.update(_templates(msg))
-            read_wrappers(tree, wrappers, folder, aliases)
+            read_wrappers(tree, wrappers, folder, _name, aliases)
     for msg in wrappers.resolve():
         out.update(_templates(msg))
     what = "SGLang" if folder == "sglang" else package
