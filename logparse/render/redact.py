@@ -130,15 +130,18 @@ _CASED: list[tuple[str, str]] = [
     ("google-api-key", r"A(?<![A-Za-z0-9_\-]A)Iza[0-9A-Za-z_\-]{30,}"),
     ("jwt", r"e(?<![A-Za-z0-9_\-]e)yJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),
 ]
-# Needles: a substring (of the lower-cased text) that every match of an alternative above
-# contains. A string with none of them cannot hold a secret, so it skips both full scans (most
-# output strings: numbers, ranks, phase names, traceback frames). Keep in step with the
-# alternatives: `tests/test_redaction.py` checks every positive case and the adversarial inputs.
+# Needles: a short pattern (on the lower-cased text) that every match of an alternative above
+# also matches. A string with none of them cannot hold a secret, so it skips both full scans (most
+# output strings: numbers, ranks, phase names, traceback frames, and SGLang's many `token` words).
+# Keep in step with the alternatives: `tests/test_redaction.py` generates matches of each one.
+_SECRET_NAMES = r"key|token|secret|pass|passwd|password|passphrase|credentials?|sig|signature"
 _NEEDLES = (
-    # the names (secret-value, token-value, secret-flag, env-secret, url-secret: every name holds one)
-    "key", "token", "secret", "pass", "credential", "sig=", "signature=",
-    # headers, URLs, PEM blocks
-    "authorization", "bearer", "://", "private key",
+    # a secret's name before its value: `name=`, `name: `, `"name": ` (the values of secret-value,
+    # token-value, env-secret, url-secret), or a flag's `-name value` / `-name=value`
+    rf"(?:{_SECRET_NAMES})['\"]?[ \t]{{0,8}}[:=]",
+    r"-(?:key|token|secret|passwd|password|passphrase)[ \t=]",
+    # headers, PEM blocks, a URL's user:password@ (the alternative's own bounds: 256 + 1 + 256)
+    "authorization", "bearer", "private key", r"://[^\s'\"<>]{0,513}@",
     # vendor token prefixes
     "hf_", "gh[pousr]_", "github_pat_", "glpat-", "xox[abposre]-", "xapp-", "sk[-_]", "rk_", "npm_",
     # AWS key IDs, Google API keys, JWTs (case-sensitive shapes; their lower-cased prefix)
