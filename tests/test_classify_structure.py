@@ -179,6 +179,20 @@ CLASSIFIED = [
     ("docker run --gpus all --shm-size 32g lmsysorg/sglang:latest", "shell-command"),
     (">>> import sglang as sgl", "python-source"),
     ("note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace", "library-text"),
+    # abseil's signal handler frames, NCCL's banner, torch's C++ prefix with a path (info/warning)
+    ("PC: @     0x7f4b3ffff640  (unknown)  (unknown)", "foreign-logger"),
+    ("    @     0x7f4b3ffff640       1008  (unknown)", "foreign-logger"),
+    ("NCCL version 2.21.5+cuda12.4", "foreign-logger"),
+    ("[W1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] [c10d] The client socket has failed",
+     "foreign-logger"),
+    # shell traces and job reports, multi-file tails, docker compose, pip's retries
+    ("+ python3 -m sglang.launch_server --model-path x", "shell-command"),
+    ("++ hostname", "shell-command"),
+    ("zsh: killed     python3 -m sglang.launch_server", "shell-output"),
+    ("==> sglang.log <==", "shell-output"),
+    ("Attaching to sglang-1, router-1", "shell-output"),
+    ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken",
+     "pip"),
     # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
     ("vail mem=24.47 GB", "cut-line"),
     ("ormers==4.57.1 as a workaround.", "cut-line"),
@@ -259,6 +273,11 @@ UNCLASSIFIED = [
     "see --help for details",
     "curl failed with an error",
     "thread 'main' panicked at src/main.rs:10:5:",
+    # the crash line itself and a torch C++ error stay visible; prose that starts like a trace or a frame
+    "*** SIGSEGV received at time=1735000000 on cpu 12 ***",
+    "[E1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] [c10d] connect failed",
+    "+ 1 for this fix",
+    "@ 0x10 is the address",
     # a message's own tail at a word boundary is not a cut inside a word
     "avail mem=7.84 GB",
     "Traceback",

@@ -85,6 +85,8 @@ _PIP = lazy_compile(
     # package list (`[pip3] numpy==1.26.4`, `[conda] torch 2.5.1 pypi_0 pypi`)
     r"|[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:==[\w.+!-]+| @ \S+)\s*$"
     r"|\[(?:pip3?|conda|uv)\] \S"
+    # pip's network retry: `WARNING: Retrying (Retry(total=4, connect=None, …)) after connection broken by …`
+    r"|WARNING: Retrying \(Retry\(total=\d+"
 )
 _MARKDOWN = lazy_compile(
     r"(?:`{3,}|~{3,})[\w+-]*\s*$"  # a code fence, with its language
@@ -109,6 +111,10 @@ _SHELL_OUTPUT = lazy_compile(
     r"|(?:GPU|NIC)\d+(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX))+(?:\s+(?:[\d,-]+|N/A))*\s*$"
     r"|\s*(?:X|SYS|NODE|PHB|PXB|PIX|NV#) += \S.*$"
     r"|NIC Legend:\s*$|\s*NIC\d+: \w+\s*$"
+    # `tail`/`head` on several files: `==> sglang.log <==`; docker compose's `Attaching to sglang-1, router-1`
+    r"|==> .+ <==\s*$|Attaching to [\w.-]+(?:, [\w.-]+)*\s*$"
+    # zsh's job report, as bash's above: `zsh: killed     python3 -m sglang.launch_server …`
+    r"|zsh: (?:killed|terminated|suspended|done|exit \d+|segmentation fault|abort)\b +\S.*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
     # argparse's usage continuation line (its indentation lost in the paste): option groups only,
     # `[--load-format {auto,pt}] [--trust-remote-code] [--dtype DTYPE]`
@@ -131,6 +137,12 @@ _FOREIGN_LOGGER = lazy_compile(
     # `[PG 3 Rank 0] Heartbeat monitor timed out! …`, `[PG ID 2 PG GUID 3 Rank 1] …`, `[c10d] waitForInput: …`
     r"|\[PG (?:ID )?\d+(?: PG GUID \d+(?:\([\w]+\))?)? Rank \d+\] "
     r"|\[c10d\] "
+    # torch's C++ log prefix with a path for the file, as the grammar's prefix does not take it
+    # (`[W1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] …`): info and
+    # warnings only, so an error of this shape stays a gap that shows
+    r"|(?:\[[Rr]ank\d+\]:)?\[[IW]\d{4} \d{2}:\d{2}:\d{2}\.\d+ \d+ [\w.-]+/[\w./-]+:\d+\] "
+    # NCCL's banner without its envelope: `NCCL version 2.21.5+cuda12.4`
+    r"|NCCL version \d+\.\d+\.\d+(?:\+cuda[\d.]+)?\s*$"
     # sglang-router's launchers: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`, `[Router (Rust)] …`
     r"|\[Router \((?:Python|Rust)\)\] "
     # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`,
@@ -160,6 +172,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # UCX's / glibc's ` 3  /usr/lib/libc.so.6(+0x1a07cd) [0x7fc0957437cd]` (the address ends it)
     # (the symbol in the brackets may be a call itself: `(ps::RDMAVan::PollEvents()+0x946)`)
     r"|(?:\[bt\] \(\d+\)|\d{1,3}) +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]\s*$"
+    # abseil's failure-signal handler's frames after its `*** SIGSEGV received at …` line (JAX, XLA,
+    # TensorFlow): `PC: @     0x7f4b3ffff640  (unknown)  (unknown)`, `    @     0x7f4b3ffff640  1008  (unknown)`
+    r"|(?:PC: )?@ +0x[0-9a-f]{8,} +(?:\d+ +)?\S.*$"
     # c10's default warning handler (a TORCH_WARN without glog's envelope, or with it stripped):
     # `Warning: {message} (function {name})`
     r"|Warning: .* \(function [\w:<>~]+(?:\(\))?\)\s*$"
@@ -314,10 +329,12 @@ _HEADING = lazy_compile(
 # app.py::main --task benchmark`), or a prompt's `$` with or without its space (`$python ./t.py`).
 # A command word, then at least one argument that is a flag, a path or a script: prose after a `$`
 # or after `NAME=1` has none.
-# Also a prompt with its user and host (`root@node-1:/workspace# nvidia-smi`, `(venv) u@h:~$ ls`), and
+# Also bash's `set -x` trace lines, a prompt with its user and host (`root@node-1:/workspace# nvidia-smi`, `(venv) u@h:~$ ls`), and
 # the programs a report runs around a server (curl, docker, pip, git, torchrun, …) typed bare.
 _SHELL_COMMAND = lazy_compile(
     r"(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$] \S.*$"
+    # bash's trace of each command it runs (`set -x`): `+ python3 -m sglang.launch_server …`, `++ hostname`
+    r"|\++ [A-Za-z_./$][\w./$=-]*(?: \S.*)?$"
     r"|(?:(?:[A-Z_][A-Z0-9_]*=\S* +)+|\$ ?|(?=(?:curl|wget|docker|podman|kubectl|helm|pip3?|uv|git|torchrun|"
     r"srun|sbatch|mpirun|deepspeed|accelerate|huggingface-cli|hf|modal|nsys|ncu|sudo) ))[a-z][\w.-]*"
     r"(?=.*? (?:-{1,2}[A-Za-z]|\S*/|\S+\.(?:py|sh)\b))(?: +\S+)+\s*$"
