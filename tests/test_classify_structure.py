@@ -193,6 +193,9 @@ CLASSIFIED = [
     ("Attaching to sglang-1, router-1", "shell-output"),
     ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken",
      "pip"),
+    # a known message cut after its head, alone or after uvicorn's level column
+    ("INFO:     Uvicorn running on http://0.0.0.0:9254 (Press CTRL+C to qui", "cut-line"),
+    ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfl", "cut-line"),
     # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
     ("vail mem=24.47 GB", "cut-line"),
     ("ormers==4.57.1 as a workaround.", "cut-line"),
@@ -277,6 +280,7 @@ UNCLASSIFIED = [
     "*** SIGSEGV received at time=1735000000 on cpu 12 ***",
     "[E1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] [c10d] connect failed",
     "+ 1 for this fix",
+    "INFO:     something else entirely new",
     "@ 0x10 is the address",
     # a message's own tail at a word boundary is not a cut inside a word
     "avail mem=7.84 GB",

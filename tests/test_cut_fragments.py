@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from logparse.parsing.fragments import is_cut_python_text, is_cut_tail
+from logparse.parsing.fragments import is_cut_after_head, is_cut_python_text, is_cut_tail
 
 TAILS = [
     "vail mem=24.47 GB",  # SGLang: `Capture cuda graph begin. … avail mem={} GB`
@@ -46,3 +46,16 @@ def test_not_a_cut_tail(line: str) -> None:
 ])
 def test_cut_python_text(line: str, cut: bool) -> None:
     assert is_cut_python_text(line) is cut
+
+
+@pytest.mark.parametrize(("line", "cut"), [
+    # uvicorn's `Uvicorn running on {} (Press CTRL+C to quit)`, cut in its last piece
+    ("Uvicorn running on http://0.0.0.0:9254 (Press CTRL+C to qui", True),
+    # SGLang's `Load weight end. type={}, dtype={}, …`, cut inside a value
+    ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfl", True),
+    ("Uvicorn running on", False),  # the head alone: sourcemsgs' cut prefix, not this
+    ("Uvicorn is running fine", False),  # the first word only
+    ("Loaded weights", False),
+])
+def test_cut_after_head(line: str, cut: bool) -> None:
+    assert is_cut_after_head(line) is cut

@@ -47,8 +47,9 @@ tracebacks and commands still assemble across them):
   envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level; glog's,
   sglang-router's, loguru's, Rust tracing's, NCCL's, uvicorn's access line cut anywhere after a
   distinctive start; a date-time alone), of a progress bar before its percentage, of CPython's
-  traceback texts, of a frame line (`…/x.py", line 7, in f`), or the cut *tail* of a known
-  message (`parsing/fragments.py`: `vail mem=24.47 GB`);
+  traceback texts, of a frame line (`…/x.py", line 7, in f`), a known message cut after its literal
+  head (inside a value or a later piece, also after uvicorn's level column), or the cut *tail* of
+  a known message (`parsing/fragments.py`: `vail mem=24.47 GB`);
 - `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record, compact or
   pretty-printed JSON's brackets).
 """
@@ -66,7 +67,7 @@ from logparse.grammar.sourcemsgs import (
     is_source_message,
 )
 from logparse.model.lazyre import lazy_compile
-from logparse.parsing.fragments import is_cut_python_text, is_cut_tail
+from logparse.parsing.fragments import is_cut_after_head, is_cut_python_text, is_cut_tail
 
 __all__ = ["classify"]
 
@@ -201,6 +202,10 @@ _CUT_HEAD = lazy_compile(
 # A traceback frame line whose start a paste elided or cut (`…/srt/speculative/eagle_info.py", line
 # 781, in merge_batch`): the end of `File "…", line N, in name`, the path's tail still there.
 _CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
+# uvicorn's level column (`INFO:     `, Python logging's levelname padded) before a message cut short,
+# which is then looked up as a cut library or SGLang message (`INFO:     Uvicorn running on
+# http://0.0.0.0:9254 (Press CTRL+C to qui`).
+_LEVEL_COLUMN = lazy_compile(r"(?:TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL): +(?=\S)")
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
 # Also its first line when a string value held a newline and printed it raw (`{'supported': False,
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
@@ -391,6 +396,17 @@ def _is_cut_envelope(body: str) -> bool:
                for anchor, envelope in _envelope_heads())
 
 
+def _is_cut_message(body: str) -> bool:
+    """A known message cut after its literal head, alone or after uvicorn's level column."""
+    if is_cut_after_head(body):
+        return True
+    m = _LEVEL_COLUMN.match(body)
+    if m is None:
+        return False
+    rest = body[m.end():]
+    return is_cut_after_head(rest) or is_cut_library_message(rest) or is_cut_source_message(rest)
+
+
 # Fixed text other programs print that no envelope marks: glog before its initialisation. A cut
 # head of it (at least MIN_CUT_HEAD characters) is a cut line.
 _FOREIGN_TEXTS = ("WARNING: Logging before InitGoogleLogging() is written to STDERR",)
@@ -452,6 +468,6 @@ def classify(text: str) -> str | None:
         if pattern.match(body):
             return kind
     if (is_cut_library_message(body) or _is_cut_envelope(body) or is_cut_python_text(body)
-            or _CUT_FRAME.match(body) or is_cut_tail(body)):
+            or _CUT_FRAME.match(body) or is_cut_tail(body) or _is_cut_message(body)):
         return "cut-line"
     return None

@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from functools import cache
+from typing import Any
 
-__all__ = ["is_cut_python_text", "is_cut_tail"]
+__all__ = ["is_cut_after_head", "is_cut_python_text", "is_cut_tail"]
 
 MIN_TAIL = 12
 MIN_TAIL_LETTERS = 8
@@ -53,7 +54,7 @@ def _masked(text: str) -> str:
 
 
 # Bump when the masked form or the templates taken change (the cached index would be stale).
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def _template_lines(texts: list[str]) -> list[str]:
@@ -63,10 +64,25 @@ def _template_lines(texts: list[str]) -> list[str]:
     return out
 
 
+def _heads_by_word(lines: list[str]) -> dict[str, list[str]]:
+    """The literal text before the first value of each template that has one, by its first word:
+    at least MIN_HEAD characters of two words or more (`Uvicorn running on `)."""
+    heads: dict[str, set[str]] = {}
+    for t in lines:
+        if "{{" in t:
+            continue  # a literal brace: the first `{}` may not be the first value
+        i = t.find(HOLE)
+        head = t[:i] if i > 0 else ""
+        if len(head.strip()) >= MIN_HEAD and " " in head.strip():
+            heads.setdefault(head.split(" ", 1)[0], set()).add(head)
+    return {word: sorted(h) for word, h in heads.items()}
+
+
 @cache
-def _reversed_templates() -> list[str]:
-    """The masked templates reversed and sorted, from the per-user cache when it was built from
-    these very files (building takes ~70 ms of a run that meets such a line, loading a few ms)."""
+def _index() -> dict[str, Any]:
+    """The masked templates reversed and sorted (`tails`) and the templates' heads by first word
+    (`heads`), from the per-user cache when it was built from these very files (building takes
+    ~80 ms of a run that meets such a line, loading a few ms)."""
     # The same files `grammar/sourcemsgs.py` indexes (SGLang's and every library's).
     from logparse.grammar.cache import content_key, read_data, write_data
     from logparse.grammar.sourcemsgs import _texts
@@ -74,11 +90,32 @@ def _reversed_templates() -> list[str]:
     texts = [text for library in (False, True) for _, text in sorted(_texts(library).items())]
     key = content_key([f"cuttails{_CACHE_FORMAT}".encode(), *(t.encode("utf-8", "surrogatepass") for t in texts)])
     cached = read_data("cuttails", key)
-    if isinstance(cached, list) and all(isinstance(t, str) for t in cached):
+    if (isinstance(cached, dict) and isinstance(cached.get("tails"), list) and isinstance(cached.get("heads"), dict)
+            and all(isinstance(t, str) for t in cached["tails"])
+            and all(isinstance(v, list) and all(isinstance(h, str) for h in v) for v in cached["heads"].values())):
         return cached
-    built = sorted({_masked(t)[::-1] for t in _template_lines(texts)})
+    lines = _template_lines(texts)
+    built = {"tails": sorted({_masked(t)[::-1] for t in lines}), "heads": _heads_by_word(lines)}
     write_data("cuttails", key, built)
     return built
+
+
+def _reversed_templates() -> list[str]:
+    tails: list[str] = _index()["tails"]
+    return tails
+
+
+def is_cut_after_head(text: str) -> bool:
+    """Whether `text` starts with the whole literal head of a template that has values and stops
+    before the template's end (cut inside a value or a later piece: `Uvicorn running on
+    http://0.0.0.0:9254 (Press CTRL+C to qui`). A line that is the whole message was matched as one
+    already; one that stops inside the head is `sourcemsgs`' cut prefix."""
+    body = text.strip()
+    i = body.find(" ")
+    if i < 0 or len(body) <= MIN_HEAD:
+        return False
+    heads: list[str] | None = _index()["heads"].get(body[:i])
+    return heads is not None and any(len(body) > len(head) and body.startswith(head) for head in heads)
 
 
 def is_cut_tail(text: str) -> bool:
