@@ -120,6 +120,11 @@ class _Dispatcher:
     def match(self, text: str, pos: int) -> tuple[str, str, int] | None:
         """(terminal name, matched text, end) of the token lark would lex at `pos`, or None."""
         char = text[pos : pos + 1]
+        if not char:
+            # At the end of the text no terminal matches: lark's lexer rejects zero-width
+            # terminals. Without this a blank line tried every terminal of the grammar (~0.5 ms)
+            # and, after 1,024 of them, compiled their alternation (all terminals at once).
+            return None
         alt = self._alt.get(char)
         if alt is not None:
             m = alt.match(text, pos)
@@ -311,7 +316,20 @@ ALL_OPEN = ""
 # line, so it pays back only after ~1,000 lines: at 16, a 1,000-line log compiled nine shapes
 # for start-up lines that never came back.
 _SHAPE_AFTER = 128
+# Shapes are kept per first character of the line (every shape starts with `(?=c)`, so it can match
+# only lines starting with c): a line tries only its character's shapes, and a log with many
+# frequent kinds (traceback frames, source and caret lines, NCCL INFO, warnings beside the stats
+# and access lines) keeps them all without slowing the hot lines. Up to this many per character,
+# and _MAX_SHAPES_TOTAL in all (each costs a compile; an evicted shape is compiled again).
 _MAX_SHAPES = 6
+_MAX_SHAPES_TOTAL = 24
+# Parsed non-hot lines remembered by text: traceback frames, source and caret lines repeat on every
+# rank and in every traceback, warnings and NCCL lines on every request or rank. A parse is a pure
+# function of the text (the transformer callbacks keep no state), so a repeated text gets the same
+# (envelope, class, fields); only results whose field values are immutable are shared. Bounded: a
+# log of distinct lines fills it and starts over.
+_MEMO_SIZE = 8192
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), FastToken})
 
 
 # The stats body terminal (grammars/runtime.lark STATS_BODY) for which `_tight_signature` is proved.
@@ -351,6 +369,7 @@ class _Shape:
     # appends its rows straight to the access columns (the group of the ACCESS token).
     access_group: str | None = None
     serial: int = 0
+    char: str = ""  # the first character of every line it can match
 
 
 @dataclass(slots=True)
@@ -368,6 +387,7 @@ class _StatsShape:
     cls: type = object  # DecodeBatch or PrefillBatch
     plan: tuple[tuple[str, str], ...] = ()  # the signature's `_Signature.plan`
     serial: int = 0
+    char: str = ""  # the first character of every line it can match
 
 
 class FastPath:
@@ -398,7 +418,14 @@ class FastPath:
         self._prefix_regexp = {name: regexp for name, regexp in data.start if name in data.prefix}
         self._shapes: list[_Shape] = []
         self._stats_shapes: list[_StatsShape] = []
+        # The same shapes by first character, most used first (`_index_shapes`).
+        self._shapes_at: dict[str, list[_Shape]] = {}
+        self._stats_at: dict[str, list[_StatsShape]] = {}
+        self._memo: dict[str, ParsedLine] = {}
         self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
+        # Stats and access lines are not remembered: their texts do not repeat (times, values),
+        # and their shapes must still be learned from them.
+        self._unshared = frozenset(self._stats_callbacks) | {"http_access"}
         # `parse_hot` splits access lines itself only when `http_access` is the runtime's own.
         from logparse.grammar.transform.runtime import RuntimeCallbacks, access_fields
 
@@ -417,13 +444,10 @@ class FastPath:
         n = self._seen[key] = self._seen.get(key, 0) + 1
         if n % _SHAPE_AFTER:
             return
-        if len(self._shapes) >= _MAX_SHAPES:
-            # Full: a combination that keeps coming back replaces the least used shape (startup
-            # lines repeated on every rank must not keep the serving lines out for good).
-            weakest = min(self._shapes, key=lambda s: s.hits)
-            if weakest.hits >= n:
-                return
-            self._shapes.remove(weakest)
+        # Full: a combination that keeps coming back replaces the least used shape (startup
+        # lines repeated on every rank must not keep the serving lines out for good).
+        if not _make_room(self._shapes, char0, n):
+            return
         compatible = self.data.compatible
         only = compatible.get(first) if compatible is not None else None
         parts = [f"(?={re.escape(char0)})"]
@@ -445,7 +469,8 @@ class FastPath:
         # evict it at once as "least used".
         access = alt.kept[-1][0] if alt.name == "http_access" and self._access_split is not None else None
         self._shapes.append(_Shape(re.compile("".join(parts)), prefix, alt, hits=n, parts=head,
-                                   access_group=access, serial=next(_SERIALS)))
+                                   access_group=access, serial=next(_SERIALS), char=char0))
+        self._index_shapes()
 
     def compile_all(self) -> None:
         """Compile every alternative now (tests use it to check that all of them compile)."""
@@ -467,14 +492,19 @@ class FastPath:
         self._parsed += 1
         if not self._parsed & 2047:
             self._decay()
-        for fused in self._stats_shapes:
+        char = text[:1]
+        for fused in self._stats_at.get(char, ()):
             m = fused.regex.fullmatch(text)
             if m is not None:
                 return self._from_stats_shape(fused, m)
-        for shape in self._shapes:
+        known = self._memo.get(text)
+        if known is not None:
+            return known
+        for shape in self._shapes_at.get(char, ()):
             m = shape.regex.fullmatch(text)
             if m is not None:
-                return self._from_shape(shape, m)
+                out = self._from_shape(shape, m)
+                return out if shape.alt.name in self._unshared else self._remember(text, out)
         return self._parse(text)
 
     def parse_hot(self, text: str, no: int, wrapper: Any, rows: Any) -> Any:
@@ -484,7 +514,8 @@ class FastPath:
         self._parsed += 1
         if not self._parsed & 2047:
             self._decay()
-        for fused in self._stats_shapes:
+        char = text[:1]
+        for fused in self._stats_at.get(char, ()):
             m = fused.regex.fullmatch(text)
             if m is not None:
                 fused.hits += 1
@@ -495,11 +526,15 @@ class FastPath:
                                            fused.offset, fused.prefix, self.envelope)
                 add(no, wrapper, m.groups())
                 return HOT
-        for shape in self._shapes:
+        known = self._memo.get(text)
+        if known is not None:
+            return known
+        for shape in self._shapes_at.get(char, ()):
             m = shape.regex.fullmatch(text)
             if m is not None:
                 if shape.access_group is None:
-                    return self._from_shape(shape, m)
+                    out = self._from_shape(shape, m)
+                    return out if shape.alt.name in self._unshared else self._remember(text, out)
                 shape.hits += 1
                 add = rows.adders.get(shape.serial)
                 if add is None:
@@ -532,6 +567,30 @@ class FastPath:
         self._seen = {k: v >> 1 for k, v in self._seen.items() if v > 1}
         self._shapes.sort(key=lambda s: -s.hits)
         self._stats_shapes.sort(key=lambda s: -s.hits)
+        self._index_shapes()
+
+    def _index_shapes(self) -> None:
+        """The shapes by first character, in the order of the lists (most used first)."""
+        shapes: dict[str, list[_Shape]] = {}
+        for shape in self._shapes:
+            shapes.setdefault(shape.char, []).append(shape)
+        stats: dict[str, list[_StatsShape]] = {}
+        for fused in self._stats_shapes:
+            stats.setdefault(fused.char, []).append(fused)
+        self._shapes_at, self._stats_at = shapes, stats
+
+    def _remember(self, text: str, out: Any) -> Any:
+        """Keep a parsed line's result for its text (`_MEMO_SIZE`), when it can be shared."""
+        if type(out) is tuple and len(out) == 3 and type(out[2]) is dict:
+            immutable = _IMMUTABLE
+            for value in out[2].values():
+                if type(value) not in immutable:
+                    return out
+            memo = self._memo
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            memo[text] = out
+        return out
 
     def _from_shape(self, shape: _Shape, m: re.Match[str]) -> Any:
         shape.hits += 1
@@ -570,11 +629,8 @@ class FastPath:
         n = counts[id(sig)] = counts.get(id(sig), 0) + 1
         if n % _SHAPE_AFTER:
             return
-        if len(self._stats_shapes) >= _MAX_SHAPES:
-            weakest = min(self._stats_shapes, key=lambda s: s.hits)
-            if weakest.hits >= n:
-                return
-            self._stats_shapes.remove(weakest)
+        if not _make_room(self._stats_shapes, shape.char, n):
+            return
         tight = _tight_signature(sig.keys, body_src)
         if tight is not None:
             source = f"{shape.parts}(?>(?P<k0>{head_src})){tight}"
@@ -583,7 +639,8 @@ class FastPath:
         regex = re.compile(source)
         self._stats_shapes.append(
             _StatsShape(regex, shape.prefix, regex.groups - sig.regex.groups, sig.build, fields, hits=n,
-                        cls=cls, plan=sig.plan, serial=next(_SERIALS)))
+                        cls=cls, plan=sig.plan, serial=next(_SERIALS), char=shape.char))
+        self._index_shapes()
 
     def _head_and_body(self, alt: _Alternative) -> tuple[str | None, str]:
         """The head and body terminal patterns of a two-token stats alternative."""
@@ -614,7 +671,7 @@ class FastPath:
         if hit is None:
             # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
             # `unparsed_line` takes the whole line as TEXT. Decide it here; LALR would do the same.
-            return self._unparsed(None, text)
+            return self._remember(text, self._unparsed(None, text))
         name, value, pos = hit
         env = None
         prefix = None
@@ -630,7 +687,7 @@ class FastPath:
             hit = self._after_prefix.match(text, pos)
             if hit is None:
                 # No message can start here: the lexer of `line` fails right after the prefix.
-                return self._unparsed(env, text[pos:])
+                return self._remember(text, self._unparsed(env, text[pos:]))
             name = hit[0]
         else:
             pos = 0
@@ -645,7 +702,8 @@ class FastPath:
                 else:
                     partial = alt.callback([_token(t, mm.group(g)) for g, t in alt.kept])
                 self._learn(text[:1], prefix, text[pos : pos + 1], name, alt)
-                return self._line([env, partial] if env is not None else [partial])
+                out = self._line([env, partial] if env is not None else [partial])
+                return out if alt.name in self._unshared else self._remember(text, out)
         if name in self.data.open_firsts or ALL_OPEN in self.data.open_firsts:
             return None  # a rule the fast path does not compile may still take it: LALR decides
         # Only flat rules start with this terminal and none matches: `line` fails in LALR too, and
@@ -654,7 +712,7 @@ class FastPath:
         # would lex a prefix there if one matches: leave that rare case to LALR.
         if prefix is None and self._prefix_at_start(text):
             return None
-        return self._unparsed(env, text[pos:])
+        return self._remember(text, self._unparsed(env, text[pos:]))
 
     def _prefix_at_start(self, text: str) -> bool:
         """Does any prefix terminal match at the start of the line?"""
@@ -662,6 +720,21 @@ class FastPath:
         if regex is None:
             regex = self._any_prefix = re.compile("|".join(f"(?:{r})" for r in self._prefix_regexp.values()))
         return regex.match(text) is not None
+
+
+def _make_room(shapes: list[Any], char: str, n: int) -> bool:
+    """Make room for a new shape of first character `char` earned by `n` lines: when its character
+    (or the whole list) is full, the least used shape there goes, unless it is used at least as
+    much as the newcomer (then False: no room)."""
+    same = [s for s in shapes if s.char == char]
+    pool = same if len(same) >= _MAX_SHAPES else shapes if len(shapes) >= _MAX_SHAPES_TOTAL else None
+    if pool is None:
+        return True
+    weakest = min(pool, key=lambda s: s.hits)
+    if weakest.hits >= n:
+        return False
+    shapes.remove(weakest)
+    return True
 
 
 def first_char_table(lark: Lark) -> dict[str, frozenset[str] | None]:
