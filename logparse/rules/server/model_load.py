@@ -17,6 +17,7 @@ from logparse.rules.registry import rule
 _KINDS: tuple[tuple[str, str], ...] = (
     ("model-auth", "auth"),
     ("model-not-found", "not-found"),
+    ("model-checkpoint-corrupt", "corrupt"),
     ("model-unknown-type", "unknown-model-type"),
     ("model-architecture-unsupported", "architecture"),
     ("model-processor-unsupported", "processor"),
@@ -24,6 +25,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
 )
 _CODES = tuple(code for code, _ in _KINDS)
 _LABELS = {"auth": "access to the model repo was refused", "not-found": "model files not found",
+           "corrupt": "a checkpoint file is damaged or incomplete",
            "unknown-model-type": "unknown model_type", "architecture": "architecture not supported",
            "processor": "no multimodal processor for the architecture",
            "transformers-version": "transformers version mismatch", "unknown": "model could not be loaded"}
@@ -59,6 +61,11 @@ def _model_remedy(ctx: RuleContext, kind: str, text: str, model: str | None, ign
     if kind == "not-found":
         return (f"check `--model-path`{m_} (a local directory with config.json and the weights, or an exact hub id), "
                 "a complete download, and `HF_HUB_OFFLINE` / mount paths in the container")
+    if kind == "corrupt":
+        # The header is read first: a Git LFS pointer or a cut download fails there, not later.
+        return (f"a checkpoint file{m_} is truncated or is a Git LFS pointer: re-download the weights "
+                "(`huggingface-cli download <repo> --local-dir <dir>`, or `git lfs pull`) and compare the file "
+                "sizes with the hub's")
     if kind == "unknown-model-type":
         name = _model_type(ctx, text)
         return (f"the installed transformers does not know the config's model_type{' ' + name if name else ''}: upgrade it "

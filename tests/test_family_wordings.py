@@ -1,0 +1,341 @@
+"""Every wording of every message family a rule reads, in the envelope SGLang prints it in.
+
+Each case is one wording of a diagnosis's family — taken from SGLang's source (the raise / logger
+lines of server_args.py, model_runner.py, scheduler.py, memory_pool.py, cuda_graph_runner.py, …),
+`shared/sglang-log-formats.md` §4–6, or the libraries SGLang runs on (torch, NCCL, CUDA, ROCm,
+transformers, huggingface_hub, safetensors) — placed where it is raised: an argument check's
+unprefixed main-process traceback, a scheduler's `Scheduler hit an exception:` traceback followed by
+the parent's SIGQUIT line, or a prefixed log line. The diagnosis must be the root cause (or, for a
+warning-level family, a finding); the near misses beside them — other families that share a word —
+must not produce it. The rules are meant to recognise the family, not the one sentence a corpus log
+happened to print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import analyze_text
+
+SG = "/usr/local/lib/python3.12/dist-packages/sglang/srt"
+TF = "/usr/local/lib/python3.12/dist-packages/transformers"
+SERVER_ARGS = (
+    "[2026-03-07 15:29:50] server_args=ServerArgs(model_path='Qwen/Qwen3-32B', tp_size=2, "
+    "mem_fraction_static=0.88)\n"
+)
+TP0 = "[2026-03-07 15:31:02 TP0] "
+MAIN = "[2026-03-07 15:31:02] "
+READY = MAIN + "The server is fired up and ready to roll!\n"
+SIGQUIT = "\n" + MAIN + "Received sigquit from a child process. It usually means the child failed.\nKilled\n"
+
+
+def _frames(frames: tuple[tuple[str, str], ...]) -> str:
+    return "".join(f'  File "{SG}/{path}", line 100, in {func}\n    x = y()\n' for path, func in frames)
+
+
+def args_check(exc: str, func: str = "__post_init__", *, after_args: bool = False) -> str:
+    """An argument check raised in the main process: a bare traceback through ServerArgs (printed
+    after the `server_args=` line for the consistency checks, before it for post-processing)."""
+    return (
+        (SERVER_ARGS if after_args else "")
+        + "Traceback (most recent call last):\n"
+        + '  File "/usr/local/bin/sglang", line 8, in <module>\n    sys.exit(main())\n'
+        + f'  File "{SG}/server_args.py", line 4101, in prepare_server_args\n'
+        + "    return ServerArgs.from_cli_args(raw_args)\n"
+        + '  File "<string>", line 300, in __init__\n'
+        + f'  File "{SG}/server_args.py", line 640, in {func}\n    self._handle_x()\n'
+        + exc
+        + "\n"
+    )
+
+
+def in_scheduler(exc: str, *frames: tuple[str, str]) -> str:
+    """An exception raised inside a scheduler while it starts, and the parent's reaction."""
+    return (
+        SERVER_ARGS
+        + TP0
+        + "Scheduler hit an exception: Traceback (most recent call last):\n"
+        + f'  File "{SG}/managers/scheduler.py", line 3183, in run_scheduler_process\n'
+        + "    scheduler = Scheduler(\n"
+        + _frames(frames or (("model_executor/model_runner.py", "__init__"),))
+        + exc
+        + "\n"
+        + SIGQUIT
+    )
+
+
+def in_main(exc: str, *frames: tuple[str, str]) -> str:
+    """An exception in the main (HTTP server / engine) process after the arguments were printed."""
+    return (
+        SERVER_ARGS
+        + "Traceback (most recent call last):\n"
+        + _frames(frames or (("entrypoints/http_server.py", "launch_server"),))
+        + exc
+        + "\n"
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    diagnosis: str
+    log: str
+    # "root": the diagnosis is the root cause; "finding": a (warning-level) finding of it exists;
+    # "absent": a near miss that must not produce it at all.
+    expect: str = "root"
+
+
+LOAD = ("model_executor/model_runner.py", "load_model")
+GRAPH = ("model_executor/cuda_graph_runner.py", "__init__")
+POOL = ("model_executor/model_runner.py", "init_memory_pool")
+DIST = ("distributed/parallel_state.py", "init_distributed_environment")
+CONFIG = ("hf_transformers_utils.py", "get_config")
+WEIGHTS = ("model_loader/weight_utils.py", "safetensors_weights_iterator")
+
+MEMORY = [
+    # cuda-oom: torch's caching allocator (≥ 2.2, 2.1's 'capacty', < 2.2's parenthesised numbers)
+    Case("oom-torch22", "cuda-oom", in_scheduler(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity "
+        "of 79.11 GiB of which 3.50 MiB is free.", LOAD)),
+    Case("oom-torch21", "cuda-oom", in_scheduler(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total capacty "
+        "of 6.00 GiB of which 0 bytes is free.")),
+    Case("oom-torch-old", "cuda-oom", in_scheduler(
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.35 GiB total capacity; 75.12 GiB "
+        "already allocated; 1.02 GiB free; 76.90 GiB reserved in total by PyTorch)")),
+    Case("oom-thc", "cuda-oom", in_scheduler(
+        "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25")),
+    Case("oom-hip-allocator", "cuda-oom", in_scheduler(
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "191.98 GiB of which 1.02 GiB is free.")),
+    Case("oom-cuda-runtime", "cuda-oom", in_scheduler(
+        "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some "
+        "other API call, so the stacktrace below might be incorrect.")),
+    Case("oom-cuda-driver", "cuda-oom", in_scheduler("RuntimeError: CUDA driver error: out of memory")),
+    Case("oom-hip-runtime", "cuda-oom", in_scheduler("RuntimeError: HIP error: out of memory")),
+    Case("oom-triton", "cuda-oom", in_scheduler("RuntimeError: Triton Error [CUDA]: out of memory")),
+    Case("oom-npu", "cuda-oom", in_scheduler(
+        "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 58.10 GiB "
+        "already allocated; 58.10 GiB current active; 1.02 GiB free)")),
+    Case("oom-xpu", "cuda-oom", in_scheduler(
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "64.00 GiB.")),
+    Case("oom-cublas", "cuda-oom", in_scheduler(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")),
+    Case("oom-cudnn", "cuda-oom", in_scheduler("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED")),
+    Case("oom-cuda-enum", "cuda-oom", in_scheduler("RuntimeError: CUDA error: cudaErrorMemoryAllocation")),
+    Case("oom-graph-capture", "cuda-oom", in_scheduler(
+        "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 7 has a total "
+        "capacity of 95.00 GiB of which 100.00 MiB is free.\nPossible solutions:\n"
+        "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+        "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)", GRAPH)),
+    Case("oom-prefill-graph", "cuda-oom", in_scheduler(
+        "RuntimeError: Capture prefill CUDA graph failed: CUDA out of memory. Tried to allocate 128.00 MiB. GPU 0 "
+        "has a total capacity of 79.11 GiB of which 3.50 MiB is free.\nFail when using backend: full for prefill "
+        "runner.")),
+    # near misses: SGLang's own token / pool sizing and host memory are other diagnoses
+    Case("oom-not-kv-pool", "cuda-oom", in_scheduler(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", POOL), "absent"),
+    Case("oom-not-host", "cuda-oom", in_scheduler("OSError: [Errno 12] Cannot allocate memory"), "absent"),
+    Case("oom-not-triton-arg", "cuda-oom", in_scheduler("RuntimeError: Triton Error [CUDA]: invalid argument"),
+         "absent"),
+    Case("oom-not-batch", "cuda-oom", SERVER_ARGS + READY + TP0
+         + "Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.5000 -> 0.8000\n", "absent"),
+    # kv-pool-no-room: every release's wording of the KV-pool budget check
+    Case("kv-pool-0.1", "kv-pool-no-room", in_scheduler(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", POOL)),
+    Case("kv-pool-0.5.4", "kv-pool-no-room", in_scheduler(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+        "self.server_args.mem_fraction_static=0.88", POOL)),
+    Case("kv-pool-0.5.10", "kv-pool-no-room", in_scheduler(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: "
+        "mem_fraction_static=0.88", ("mem_cache/pool_configurator.py", "__post_init__"))),
+    Case("kv-pool-main", "kv-pool-no-room", in_scheduler(
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.9.")),
+    Case("kv-pool-typo", "kv-pool-no-room", in_scheduler(
+        "RuntimeError: Not enought memory. Please try to increase --mem-fraction-static.")),
+    Case("kv-pool-profiled", "kv-pool-no-room", SERVER_ARGS + TP0
+         + "max_total_tokens=200000 is larger than the profiled value 123456. Use the profiled value instead.\n",
+         "finding"),
+    Case("kv-pool-not-oom", "kv-pool-no-room", in_scheduler(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 7 has a total capacity of "
+        "95.00 GiB of which 100.00 MiB is free.", GRAPH), "absent"),
+    # host-oom
+    Case("host-enomem", "host-oom", in_scheduler("OSError: [Errno 12] Cannot allocate memory")),
+    Case("host-hicache", "host-oom", in_scheduler(
+        "ValueError: Not enough host memory available. Requesting 200.00 GB but only have 120.50 GB free. Please "
+        "reduce the size of the hierarchical cache.", ("mem_cache/memory_pool_host.py", "__init__"))),
+    # kv-cache-exhausted (warning level: a finding, not a root cause)
+    Case("retract-old", "kv-cache-exhausted", SERVER_ARGS + READY + TP0
+         + "Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.5000 -> 0.8000\n", "finding"),
+    Case("retract-new", "kv-cache-exhausted", SERVER_ARGS + READY + TP0
+         + "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.4000 -> 0.6000\n",
+         "finding"),
+    # memory-leak-detected, mamba-pool-exhausted
+    Case("leak-idle", "memory-leak-detected", in_scheduler(
+        "ValueError: token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=396701, "
+        "available_size=6016, evictable_size=390685, protected_size=0")),
+    Case("leak-busy", "memory-leak-detected", in_scheduler(
+        "AssertionError: Mem Leak Detected! total_tokens=1000 vs self.max_total_num_tokens=1024")),
+    Case("mamba-full", "mamba-pool-exhausted", in_scheduler(
+        "AssertionError: Not enough space for mamba cache, try to increase --mamba-full-memory-ratio or "
+        "--max-mamba-cache-size. mid=None, self.mamba_pool.size=102, self.mamba_pool.available_size()=0, "
+        "len(reqs)=4")),
+]
+
+PORT_LINE = (MAIN + "Port is already in use. dist_init_port=5000 port_base=30000 detokenizer_port=30001 "
+             "nccl_port=30002 scheduler_input_port=30003\n")
+
+SERVER = [
+    # port-in-use: uvicorn, ZMQ, torch's TCPStore (old and new c10d wording), SGLang's own checks
+    Case("port-errno98", "port-in-use", in_main("OSError: [Errno 98] Address already in use")),
+    Case("port-errno48", "port-in-use", in_main("OSError: [Errno 48] Address already in use")),
+    Case("port-uvicorn", "port-in-use", SERVER_ARGS + "ERROR:    [Errno 98] error while attempting to bind on "
+         "address ('0.0.0.0', 30000): address already in use\n"),
+    Case("port-zmq", "port-in-use", in_main(
+        "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5757')", ("utils.py", "get_zmq_socket"))),
+    Case("port-sglang-0.5.9", "port-in-use", in_main("OSError: [Errno 98] Address already in use").replace(
+        "Traceback", PORT_LINE + "Traceback", 1)),
+    Case("port-bootstrap-0.5.23", "port-in-use", in_main(
+        "RuntimeError: engine_info_bootstrap_port 8998 is already in use. When running multiple instances on the "
+        "same node, each instance must use a different --engine-info-bootstrap-port.")),
+    Case("port-c10d-new", "port-in-use", in_scheduler(
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 5000, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use", DIST)),
+    Case("port-c10d-old", "port-in-use", in_scheduler(
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "The server socket has failed to bind to [::]:5000 (errno: 98 - Address already in use). The server "
+        "socket has failed to bind to 0.0.0.0:5000 (errno: 98 - Address already in use).", DIST)),
+    # invalid-server-args: post-processing (no server_args= line yet) and consistency checks (after it)
+    Case("args-mutually-exclusive", "invalid-server-args", args_check(
+        "ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and "
+        "cannot be used at the same time. Please use only one of them.")),
+    Case("args-chunked-page", "invalid-server-args", args_check(
+        "AssertionError: chunked_prefill_size must be divisible by page_size", "check_server_args", after_args=True)),
+    Case("args-nodes", "invalid-server-args", args_check(
+        "AssertionError: tp_size must be divisible by number of nodes", "check_server_args", after_args=True)),
+    Case("args-multinode-dp", "invalid-server-args", args_check(
+        "AssertionError: multi-node data parallel is not supported unless dp attention!", "check_server_args",
+        after_args=True)),
+    Case("args-gpu-id", "invalid-server-args", args_check(
+        "AssertionError: base_gpu_id must be non-negative", "check_server_args", after_args=True)),
+    Case("args-bare-assert", "invalid-server-args", args_check("AssertionError", "_handle_data_parallelism")),
+    Case("args-dp-lm-head", "invalid-server-args", args_check(
+        "AssertionError: Please enable dp attention when setting enable_dp_lm_head. ", "_handle_data_parallelism")),
+    Case("args-swa-ratio", "invalid-server-args", args_check(
+        "ValueError: --swa-full-tokens-ratio should be in range (0, 1.0].")),
+    Case("args-tokenizer-batching", "invalid-server-args", args_check(
+        "ValueError: Cannot enable both --enable-tokenizer-batch-encode and --enable-dynamic-batch-tokenizer. "
+        "Please choose one tokenizer batching approach.")),
+    Case("args-served-name", "invalid-server-args", args_check(
+        "AssertionError: served_model_name cannot contain a colon (':') character. The colon is reserved for the "
+        "'model:adapter' syntax used in LoRA adapter specification. Invalid value: 'a:b'", "check_server_args",
+        after_args=True)),
+    Case("args-dense-tp", "invalid-server-args", args_check(
+        "AssertionError: moe_dense_tp_size only support 1 and None currently", "check_server_args", after_args=True)),
+    Case("args-dist-init-addr", "invalid-server-args", args_check(
+        "AssertionError: please provide --dist-init-addr as host:port of head node")),
+    Case("args-attn-dp-0.5.23", "invalid-server-args", args_check(
+        "ValueError: --dp-size 2 with --attn-dp-size 2: data-parallel replicas combined with attention data "
+        "parallelism are not supported.")),
+    Case("args-topology-0.5.23", "invalid-server-args", args_check(
+        "ValueError: Invalid attention topology: tp_size=8, attn_dp_size=3, attn_cp_size=1.")),
+    Case("args-context-length", "invalid-server-args", args_check(
+        "ValueError: Warning: User-specified context_length (200000) is greater than the derived context_length "
+        "(131072). This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length "
+        "may differ from max_position_embeddings in the model's config. To allow overriding this maximum, set the "
+        "env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "_derive_context_length")),
+    Case("args-capture-bs", "invalid-server-args", args_check("AssertionError: capture_bs=[]")),
+    Case("args-prefill-context-0.5.23", "invalid-server-args", args_check(
+        "ValueError: --cuda-graph-prefill-max-context must be a positive integer")),
+    Case("args-tbo-a2a", "invalid-server-args", args_check(
+        "ValueError: When enabling two batch overlap, moe_a2a_backend cannot be 'none'.", "check_server_args",
+        after_args=True)),
+    Case("args-ep-moe-dp", "invalid-server-args", args_check(
+        "AssertionError: ep_size * moe_dp_size must be less than or equal to tp_size")),
+    Case("args-quant-unknown", "invalid-server-args", args_check(
+        "ValueError: Unknown quantization method: fp9. Must be one of ['fp8', 'awq'].", "_verify_quantization")),
+    Case("args-argparse-type", "invalid-server-args", "usage: launch_server.py [-h] --model-path MODEL_PATH\n"
+         "launch_server.py: error: argument --tp-size: invalid int value: 'two'\n"),
+    Case("args-argparse-unknown", "invalid-server-args", "usage: sglang serve [-h] --model-path MODEL_PATH\n"
+         "sglang serve: error: unrecognized arguments: --foo\n"),
+    # model-load-failure: hub auth, missing files, unknown model_type, architecture, versions, damaged files
+    Case("model-gated", "model-load-failure", in_scheduler(
+        "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-abc)\n\nCannot access gated "
+        "repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.",
+        ("configs/model_config.py", "__init__"))),
+    Case("model-gated-transformers", "model-load-failure", in_main(
+        "OSError: You are trying to access a gated repo.\nMake sure to have access to it at "
+        "https://huggingface.co/meta-llama/Llama-3.1-8B.\n401 Client Error. (Request ID: Root=1-x)", CONFIG)),
+    Case("model-not-identifier", "model-load-failure", in_main(
+        "OSError: Qwen/Qwen9 is not a local folder and is not a valid model identifier listed on "
+        "'https://huggingface.co/models'", CONFIG)),
+    Case("model-no-config", "model-load-failure", in_main(
+        "OSError: /models/x does not appear to have a file named config.json. Checkout "
+        "'https://huggingface.co//models/x/tree/None' for available files.", CONFIG)),
+    Case("model-no-shard", "model-load-failure", in_scheduler(
+        "FileNotFoundError: [Errno 2] No such file or directory: '/models/llama/model-00001-of-00004.safetensors'",
+        LOAD, ("model_loader/loader.py", "load_weights"))),
+    Case("model-offline", "model-load-failure", in_scheduler(
+        "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on the "
+        "Hub and we cannot find the requested files in the local cache.",
+        ("model_loader/weight_utils.py", "download_weights_from_hf"))),
+    Case("model-serve-cli", "model-load-failure", in_main(
+        "ValueError: Could not find model locally at /models/x and failed to download model_index.json/config.json "
+        "from /models/x: 404", ("cli/serve.py", "serve"))),
+    Case("model-type-new", "model-load-failure", in_main(
+        "ValueError: The checkpoint you are trying to load has model type `qwen3_next` but Transformers does not "
+        "recognize this architecture. This could be because of an issue with the checkpoint, or because your "
+        "version of Transformers is out of date.", CONFIG)),
+    Case("model-type-keyerror", "model-load-failure", in_main(
+        f'  File "{TF}/models/auto/configuration_auto.py", line 1017, in from_pretrained\n'
+        '    config_class = CONFIG_MAPPING[config_dict["model_type"]]\n'
+        f'  File "{TF}/models/auto/configuration_auto.py", line 719, in __getitem__\n'
+        "    raise KeyError(key)\nKeyError: 'qwen3_moe'", CONFIG)),
+    Case("model-arch", "model-load-failure", in_scheduler(
+        "ValueError: Model architectures ['FooForCausalLM'] are not supported for now. Supported architectures: "
+        "dict_keys(['LlamaForCausalLM'])", ("models/registry.py", "resolve_model_cls"))),
+    Case("model-transformers-version", "model-load-failure", in_main(
+        "ValueError: Transformers version 4.57.1 is not supported for model zai-org/GLM-5 or model type "
+        "glm_moe_dsa. Please upgrade transformers to >= 5.0.0.", ("configs/model_config.py", "__init__"))),
+    Case("model-safetensors-header", "model-load-failure", in_scheduler(
+        "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge", LOAD, WEIGHTS)),
+    Case("model-safetensors-incomplete", "model-load-failure", in_scheduler(
+        "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer", LOAD, WEIGHTS)),
+    Case("model-torch-zip", "model-load-failure", in_scheduler(
+        "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", LOAD,
+        ("model_loader/weight_utils.py", "pt_weights_iterator"))),
+    Case("model-not-args", "model-load-failure", args_check(
+        "AssertionError: chunked_prefill_size must be divisible by page_size", "check_server_args", after_args=True),
+         "absent"),
+    # health-check-failed, watchdog-timeout (every process's watchdog, old and new wording)
+    Case("health", "health-check-failed", SERVER_ARGS + READY + MAIN
+         + "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start "
+         "time: 15:40:02. last_heartbeat time: 15:39:11\n"),
+    Case("watchdog-scheduler", "watchdog-timeout", SERVER_ARGS + READY + TP0
+         + "Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n"),
+    Case("watchdog-old", "watchdog-timeout", SERVER_ARGS + READY + TP0
+         + "Watchdog timeout (self.watchdog_timeout=300)\n"),
+    Case("watchdog-tokenizer", "watchdog-timeout", SERVER_ARGS + READY + MAIN
+         + "TokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n"),
+    Case("watchdog-detokenizer", "watchdog-timeout", SERVER_ARGS + READY + TP0
+         + "DetokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n"),
+]
+
+CASES = MEMORY + SERVER
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_family_wording(case: Case, tmp_path: Path) -> None:
+    a = analyze_text(tmp_path, case.log)
+    names = [f.name for f in a.all_findings()]
+    root = a.root_cause.name if a.root_cause is not None else None
+    if case.expect == "root":
+        assert root == case.diagnosis, (root, names)
+    elif case.expect == "finding":
+        assert case.diagnosis in names, names
+    else:
+        assert case.diagnosis not in names, names
