@@ -196,6 +196,20 @@ CLASSIFIED = [
     # a known message cut after its head, alone or after uvicorn's level column
     ("INFO:     Uvicorn running on http://0.0.0.0:9254 (Press CTRL+C to qui", "cut-line"),
     ("Load weight end. type=LlamaForCausalLM, dtype=torch.bfl", "cut-line"),
+    # RL trainers' and build tools' output around a server: wandb, DeepSpeed, verl's metrics, pprint'd
+    # members, Rust backtraces, ninja's steps and nvcc's warnings in a JIT build
+    ("wandb: Tracking run with wandb version 0.19.1", "foreign-logger"),
+    ("[2025-01-01 00:00:00,123] [INFO] [real_accelerator.py:222:get_accelerator] Setting ds_accelerator to cuda",
+     "foreign-logger"),
+    ("step:1 - actor/entropy:0.52 - critic/score/mean:0.1 - timing_s/gen:12.5", "data"),
+    ("  'model_path': '/models/x',", "data"),
+    ("  12: tokio::runtime::task::harness::poll", "foreign-logger"),
+    ("             at /rustc/90b35a6239c3d8bdabc530a6a0816f7ff89a0aaf/library/std/src/panicking.rs:665:5",
+     "foreign-logger"),
+    ("[3/12] /usr/local/cuda/bin/nvcc --generate-dependencies-with-compile -c x.cu -o x.o", "shell-output"),
+    ("[1/2] c++ -MMD -MF x.o.d -c x.cpp", "shell-output"),
+    ('/x/include/a.cuh(120): warning #177-D: variable "y" was declared but never referenced', "library-text"),
+    ('Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"', "library-text"),
     # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
     ("vail mem=24.47 GB", "cut-line"),
     ("ormers==4.57.1 as a workaround.", "cut-line"),
@@ -280,6 +294,11 @@ UNCLASSIFIED = [
     "*** SIGSEGV received at time=1735000000 on cpu 12 ***",
     "[E1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] [c10d] connect failed",
     "+ 1 for this fix",
+    "[1/2] is the first step",
+    "1: this is step one",
+    "at the end of the day",
+    "step:1 - all good",
+    "'error': 'bad'",
     "INFO:     something else entirely new",
     "@ 0x10 is the address",
     # a message's own tail at a word boundary is not a cut inside a word

@@ -112,6 +112,8 @@ _SHELL_OUTPUT = lazy_compile(
     r"|(?:GPU|NIC)\d+(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX))+(?:\s+(?:[\d,-]+|N/A))*\s*$"
     r"|\s*(?:X|SYS|NODE|PHB|PXB|PIX|NV#) += \S.*$"
     r"|NIC Legend:\s*$|\s*NIC\d+: \w+\s*$"
+    # ninja's build steps (a JIT build of flashinfer / sgl-kernel / DeepGEMM): `[3/12] /usr/local/cuda/bin/nvcc …`
+    r"|\[\d+/\d+\] (?:/\S+ |(?:c\+\+|g\+\+|gcc|clang(?:\+\+)?|nvcc|hipcc|ld|ar|Building|Linking|Compiling) )"
     # `tail`/`head` on several files: `==> sglang.log <==`; docker compose's `Attaching to sglang-1, router-1`
     r"|==> .+ <==\s*$|Attaching to [\w.-]+(?:, [\w.-]+)*\s*$"
     # zsh's job report, as bash's above: `zsh: killed     python3 -m sglang.launch_server …`
@@ -142,6 +144,10 @@ _FOREIGN_LOGGER = lazy_compile(
     # (`[W1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] …`): info and
     # warnings only, so an error of this shape stays a gap that shows
     r"|(?:\[[Rr]ank\d+\]:)?\[[IW]\d{4} \d{2}:\d{2}:\d{2}\.\d+ \d+ [\w.-]+/[\w./-]+:\d+\] "
+    # Weights & Biases' console lines (`wandb: Tracking run with wandb version 0.19.1`), DeepSpeed's
+    # logger (`[2025-01-01 00:00:00,123] [INFO] [real_accelerator.py:222:get_accelerator] …`)
+    r"|wandb: "
+    r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)?\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[\w.-]+:\d+:\w+\] "
     # NCCL's banner without its envelope: `NCCL version 2.21.5+cuda12.4`
     r"|NCCL version \d+\.\d+\.\d+(?:\+cuda[\d.]+)?\s*$"
     # sglang-router's launchers: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`, `[Router (Rust)] …`
@@ -173,6 +179,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # UCX's / glibc's ` 3  /usr/lib/libc.so.6(+0x1a07cd) [0x7fc0957437cd]` (the address ends it)
     # (the symbol in the brackets may be a call itself: `(ps::RDMAVan::PollEvents()+0x946)`)
     r"|(?:\[bt\] \(\d+\)|\d{1,3}) +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]\s*$"
+    # Rust's backtrace after a panic (sglang-router): `  12: tokio::runtime::task::harness::poll`,
+    # `             at /rustc/…/library/core/src/ops/function.rs:250:5`
+    r"|\d{1,4}: (?:<[^>]+>|[\w.]+)(?:::[\w<>{}#]+)+(?:::h[0-9a-f]{16})?\s*$|at \S+\.rs:\d+:\d+\s*$"
     # abseil's failure-signal handler's frames after its `*** SIGSEGV received at …` line (JAX, XLA,
     # TensorFlow): `PC: @     0x7f4b3ffff640  (unknown)  (unknown)`, `    @     0x7f4b3ffff640  1008  (unknown)`
     r"|(?:PC: )?@ +0x[0-9a-f]{8,} +(?:\d+ +)?\S.*$"
@@ -215,8 +224,10 @@ _DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s
                      # brackets alone on their lines; a JSON error response stays a gap to see
                      r"""|(?!.*(?i:error|exception|traceback|fail))\[?\{"[^"]+":.*[}\]]\s*$"""
                      r"""|[\[\]{}],?\s*$|\},\s*\{\s*$"""
-                     # and its members one a line: `"max_tokens": 128,`, `"messages": [`
-                     r"""|(?!.*(?i:error|exception|traceback|fail))"[^"]+": (?:"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null|[\[{]|\[\]|\{\})\s*,?\s*$""")
+                     # a trainer's metrics record (verl: `step:1 - actor/entropy:0.52 - critic/score/mean:0.1`)
+                     r"""|[\w/@.-]+:-?[\d.]+(?:e[+-]?\d+)?(?: - [\w/@.()-]+:(?:-?[\d.]+(?:e[+-]?\d+)?|nan|inf)){2,}\s*$"""
+                     # and its members one a line (JSON's or pprint's): `"max_tokens": 128,`, `'model_path': '/m',`
+                     r"""|(?!.*(?i:error|exception|traceback|fail))(?:"[^"]+"|'[^']+'): (?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d[\d.eE+-]*|true|false|null|True|False|None|[\[{]|\[\]|\{\})\s*,?\s*$""")
 _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
@@ -232,6 +243,10 @@ _LIBRARY_TEXT = lazy_compile(
     r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
     r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
     r"|Exception ignored in: \S"
+    # nvcc's warnings in a JIT build and its closing remark: `x.cuh(120): warning #177-D: variable "y"
+    # was declared but never referenced`, `Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"`
+    r"|\S+\(\d+\): warning #\d+-D: \S"
+    r'|Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"\s*$'
     # Rust's panic handler's advice after a panic's first line (sglang-router is Rust)
     r"|note: run with `RUST_BACKTRACE=(?:1|full)` environment variable to display a backtrace\s*$"
     # faulthandler's list after a fatal error's traceback (CPython ≥ 3.11): `Extension modules:
