@@ -325,7 +325,269 @@ SERVER = [
          + "DetokenizerManager watchdog timeout (self.watchdog_timeout=300, self.soft=False)\n"),
 ]
 
-CASES = MEMORY + SERVER
+PYNCCL = ("distributed/device_communicators/pynccl.py", "__init__")
+CUSTOM_AR = ("distributed/device_communicators/custom_all_reduce.py", "__init__")
+NCCL_WARN = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+
+
+def while_serving(exc: str) -> str:
+    """An exception a scheduler raised in its event loop after the server was ready."""
+    return (
+        SERVER_ARGS + READY
+        + "[2026-03-07 15:35:02 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        + f'  File "{SG}/managers/scheduler.py", line 3183, in run_scheduler_process\n'
+        + "    scheduler.event_loop_overlap()\n"
+        + _frames((("managers/scheduler.py", "event_loop_overlap"), ("model_executor/model_runner.py", "forward")))
+        + exc + "\n\n[2026-03-07 15:35:03] SIGQUIT received. signum=3, frame=None. It usually means one child "
+        "failed.\n"
+    )
+
+
+DISTRIBUTED = [
+    # nccl-error: torch's c10d wrapper (one ncclResult each) and SGLang's PyNccl wrapper (old and new)
+    Case("nccl-system", "nccl-error", in_scheduler(
+        NCCL_WARN + "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+        "Last error:\nsocketStartConnect: Connect to 10.0.0.2<43215> failed : Software caused connection abort",
+        DIST)),
+    Case("nccl-internal", "nccl-error", in_scheduler(
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+        "internal error - please report this issue to the NCCL developers, NCCL version 2.26.2\n"
+        "ncclInternalError: Internal check failed.", DIST)),
+    Case("nccl-usage", "nccl-error", in_scheduler(
+        NCCL_WARN + "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.", DIST)),
+    Case("nccl-remote", "nccl-error", in_scheduler(
+        NCCL_WARN + "remote process exited or there was a network error, NCCL version 2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        DIST)),
+    Case("nccl-argument", "nccl-error", in_scheduler(
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.cpp:77, "
+        "invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.3\n"
+        "ncclInvalidArgument: Invalid value for an argument.", DIST)),
+    Case("pynccl-cuda", "nccl-error", in_scheduler(
+        "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)", PYNCCL)),
+    Case("pynccl-system", "nccl-error", in_scheduler(
+        "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)", PYNCCL)),
+    Case("pynccl-numbered", "nccl-error", in_scheduler(
+        "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)", PYNCCL)),
+    Case("rccl", "nccl-error", in_scheduler("RuntimeError: RCCL error: unhandled system error", PYNCCL)),
+    Case("nccl-aborted", "nccl-error", while_serving("RuntimeError: NCCL communicator was aborted on rank 1.")),
+    # a peer that is gone while the communicator is set up is the peer's failure, not this rank's
+    Case("nccl-unique-id", "nccl-error", in_scheduler(
+        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "
+        "[0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer", DIST),
+         "absent"),
+    # nccl-timeout: the watchdog line (torch ≥ 2.2 and older), its C++ terminate, a Python DistBackendError
+    Case("watchdog-torch22", "nccl-timeout", SERVER_ARGS + READY
+         + "[rank1]:[E307 15:45:02.123456789 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+         "operation timeout: WorkNCCL(SeqNum=123, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+         "for 600001 milliseconds before timing out.\n"),
+    Case("watchdog-torch-old", "nccl-timeout", SERVER_ARGS + READY
+         + "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=123, "
+         "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"),
+    Case("watchdog-terminate", "nccl-timeout", SERVER_ARGS + READY
+         + "terminate called after throwing an instance of 'c10::DistBackendError'\n  what():  [PG ID 0 PG GUID "
+         "0(default_pg) Rank 1] Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLGATHER, NumelIn=1, NumelOut=8, "
+         "Timeout(ms)=600000) ran for 600087 milliseconds before timing out.\n"),
+    Case("watchdog-python", "nccl-timeout", while_serving(
+        "torch.distributed.DistBackendError: [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600030 "
+        "milliseconds before timing out.")),
+    # custom-allreduce-unavailable: the peer-access failure (error) and SGLang's disabling notices
+    Case("car-peer-access", "custom-allreduce-unavailable", in_scheduler(
+        "RuntimeError: CUDA error: peer access is not supported between these two devices", CUSTOM_AR)),
+    Case("car-peer-enum", "custom-allreduce-unavailable", in_scheduler(
+        "RuntimeError: CUDA error: cudaErrorPeerAccessUnsupported: peer access is not supported between these two "
+        "devices", CUSTOM_AR)),
+    Case("car-peer-exhausted", "custom-allreduce-unavailable", in_scheduler(
+        "RuntimeError: CUDA error: peer mapping resources exhausted", CUSTOM_AR)),
+    Case("car-pcie", "custom-allreduce-unavailable", SERVER_ARGS + TP0
+         + "Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs. To silence "
+         "this warning, specify disable_custom_all_reduce=True explicitly.\n", "finding"),
+    Case("car-no-p2p", "custom-allreduce-unavailable", SERVER_ARGS + TP0
+         + "Custom allreduce is disabled because your platform lacks GPU P2P capability or P2P test failed. To "
+         "silence this warning, specify disable_custom_all_reduce=True explicitly.\n", "finding"),
+    # other-rank-failed
+    Case("gloo-barrier", "other-rank-failed", SERVER_ARGS
+         + "[rank3]:[E307 15:45:02.1 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but "
+         "received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n",
+         "finding"),
+    Case("peer-not-loaded", "other-rank-failed", in_scheduler(
+        "RuntimeError: TP rank 1 could finish the model loading, but there are other ranks that didn't finish "
+        "loading. It is likely due to unexpected failures (e.g., OOM) or a slow node."), "finding"),
+    Case("peer-unique-id", "other-rank-failed", in_scheduler(
+        "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "
+        "[0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer", DIST),
+         "finding"),
+]
+
+
+def spec_args(exc: str, func: str = "_handle_speculative_decoding", *, after_args: bool = False) -> str:
+    return args_check(exc, func, after_args=after_args)
+
+
+SPECULATIVE = [
+    Case("spec-v2-topk", "spec-v2-topk-conflict", spec_args(
+        "ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.")),
+    *(Case(f"spec-args-{i}", "spec-config-invalid", spec_args(msg)) for i, msg in enumerate([
+        "ValueError: speculative_eagle_topk > 1 with page_size > 1 is unstable and produces incorrect results for "
+        "paged attention backends. This combination is only supported for the 'flashinfer' backend.",
+        "ValueError: speculative_eagle_topk(4) > 1 with page_size(16) > 1 is unstable and produces incorrect results "
+        "for paged attention backends. This combination is only supported for the 'flashinfer' backend.",
+        "ValueError: speculative_eagle_topk > 1 with page_size > 1 is only supported on ['flashinfer', 'fa3']; got "
+        "attention_backend='triton'. Use page_size == 1 or one of those backends.",
+        "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.",
+        "ValueError: Currently standalone speculative decoding does not support dp attention.",
+        "ValueError: Currently ngram speculative decoding does not support dp attention.",
+        "ValueError: Ngram speculative decoding only supports CUDA device.",
+        "ValueError: Ngram speculative decoding only supports CUDA, CPU, or XPU devices.",
+        "AssertionError: Currently speculative MoE runner backend cannot be flashinfer_trtllm for risk in some draft "
+        "models.",
+        "AssertionError: Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please use "
+        "triton or auto backend for speculative moe runner instead.",
+        "ValueError: Invalid configuration: 'deep_gemm' speculative MoE runner backend with 'deepep' a2a backend "
+        "requires expert parallelism (ep_size > 1). Current ep_size is 1. Please set --ep-size > 1 (e.g., --ep-size "
+        "8) to use this configuration, or change --speculative-moe-a2a-backend to 'none' if expert parallelism is "
+        "not available.",
+        "AssertionError",
+        "AssertionError: Speculative decoding is currently not supported with Flex Attention backend",
+        "ValueError: Currently LoRA is only compatible with NGRAM speculative decoding.",
+        "ValueError: Spec v2 and decode offload kv cache are incompatible and cannot be enabled together.",
+        "ValueError: --disaggregation-decode-enable-radix-cache is incompatible with speculative decoding "
+        "(--speculative-algorithm EAGLE)",
+        "ValueError: --speculative-use-block-verification only supports EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK.",
+        "ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+        "ValueError: --speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+        "ValueError: MTP requires --speculative-eagle-topk 1.",
+        "ValueError: MTP verification width must equal draft steps + 1.",
+        "ValueError: --speculative-num-steps=7 is not in the adaptive config candidate_steps [1, 3, 5]. Pass one of "
+        "those values.",
+        "ValueError: Gemma4AssistantForCausalLM draft requires --speculative-algorithm NEXTN or EAGLE; EAGLE3 is not "
+        "supported for this draft architecture.",
+    ])),
+    Case("spec-mixed-chunk", "spec-config-invalid", spec_args(
+        "AssertionError: enable_mixed_chunk is required for speculative decoding", "check_server_args",
+        after_args=True)),
+    Case("spec-pp", "spec-config-invalid", spec_args(
+        "AssertionError: Pipeline parallelism is not compatible with overlap schedule, speculative decoding, mixed "
+        "chunked prefill.", "check_server_args", after_args=True)),
+    Case("spec-args-not-draft", "spec-draft-load-failure", spec_args(
+        "AssertionError: Currently speculative MoE runner backend cannot be flashinfer_trtllm for risk in some draft "
+        "models."), "absent"),
+    Case("spec-mamba-radix", "spec-mamba-extra-buffer", spec_args(
+        "ValueError: Speculative decoding for Qwen3NextForCausalLM is not compatible with radix cache when using "
+        "--mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use "
+        "--mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.", "_handle_mamba_radix_cache")),
+    Case("draft-arch", "spec-draft-load-failure", in_scheduler(
+        "ValueError: Model architectures ['FooEagle'] are not supported for now.",
+        ("speculative/eagle_worker.py", "__init__"), LOAD)),
+    Case("draft-graph", "spec-draft-load-failure", in_scheduler(
+        "Exception: Capture cuda graph failed: The size of tensor a (8) must match the size of tensor b (4) at "
+        "non-singleton dimension 0", ("speculative/eagle_worker.py", "init_cuda_graphs"),
+        ("speculative/eagle_draft_cuda_graph_runner.py", "__init__"))),
+]
+
+
+def attn_args(exc: str, func: str = "_handle_attention_backend_compatibility") -> str:
+    return args_check(exc, func)
+
+
+QUANT = ("layers/quantization/fp8.py", "create_weights")
+FP8_UTILS = ("layers/quantization/fp8_utils.py", "dispatch")
+
+KERNELS = [
+    # unsupported-gpu-arch: backend checks against the GPU (args) and kernels that need another SM (S)
+    *(Case(f"arch-args-{i}", "unsupported-gpu-arch", attn_args(msg)) for i, msg in enumerate([
+        "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different "
+        "backend.",
+        "ValueError: TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+        "ValueError: TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and (SM120) "
+        "GPUs. Please use a different decode backend.",
+        "ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
+        "AssertionError: triton, trtllm_mha, fa4, or flashinfer backend are the only supported backends on Blackwell "
+        "GPUs for hybrid GDN models, use --attention-backend triton to specify the backend.",
+    ])),
+    Case("arch-vision-fa3", "unsupported-gpu-arch", in_scheduler(
+        "ValueError: The 'fa3' backend is not supported on Blackwell GPUs", ("layers/attention/vision.py", "__init__"))),
+    Case("arch-lightning", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: Flash attention currently only supported for compute capability >= 80",
+        ("layers/attention/linear/lightning_attn.py", "forward"))),
+    Case("arch-no-kernel-image", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device")),
+    Case("arch-mxfp8-moe", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: MXFP8 MoE quantization requires SM100.", QUANT)),
+    Case("arch-mxfp8-dense", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: MXFP8 dense linear requires Blackwell GPUs (SM100/SM120).", QUANT)),
+    Case("arch-cutlass-fp8", "unsupported-gpu-arch", in_scheduler(
+        "AssertionError: cutlass_fp8 MoE requires SM90, SM100, or SM120 GPUs", QUANT)),
+    Case("arch-nvfp4", "unsupported-gpu-arch", in_scheduler(
+        "ValueError: Current platform does not support NVFP4 quantization. Please use Blackwell and above.",
+        ("layers/quantization/modelopt_quant.py", "__init__"))),
+    Case("arch-fp8-gemm", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: FlashInfer FP8 GEMM requested via --fp8-gemm-backend=flashinfer_trtllm, but FlashInfer is not "
+        "available or not supported on this hardware. FlashInfer TRTLLM FP8 GEMM requires SM100/SM103 GPUs and "
+        "FlashInfer.", FP8_UTILS)),
+    Case("arch-cutlass-block", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: CUTLASS block FP8 requires Hopper (SM90+) GPUs with CUDA 12.0+.", FP8_UTILS)),
+    Case("arch-triton-fp8", "unsupported-gpu-arch", in_scheduler(
+        "triton.compiler.errors.CompilationError: at 1:0:\nValueError(\"type fp8e4nv not supported in this "
+        "architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")",
+        ("layers/quantization/fp8_kernel.py", "w8a8_block_fp8_matmul"))),
+    # a backend the model (not the GPU) rules out, and MoE runner / quantization combinations: arguments
+    *(Case(f"backend-args-{i}", "invalid-server-args", args_check(msg, func)) for i, (func, msg) in enumerate([
+        ("_handle_model_specific_adjustments", "AssertionError: GptOssForCausalLM requires one of ['triton', "
+         "'trtllm_mha', 'fa3'] attention backend, but got the following backends\n- Prefill: flashinfer\n"
+         "- Decode: flashinfer\n"),
+        ("_handle_model_specific_adjustments", "AssertionError: fa3, aiter, triton, trtllm_mha or intel_xpu is "
+         "required for Llama4 model but got flashinfer"),
+        ("__post_init__", "ValueError: Dual chunk attention is enabled, but attention backend is set to flashinfer. "
+         "Please set it to 'dual_chunk_flash_attn'."),
+        ("__post_init__", "ValueError: Currently only ['flashinfer', 'fa3', 'triton'] attention backends are "
+         "supported for deterministic inference, but you explicitly specified 'trtllm_mha'."),
+        ("__post_init__", "AssertionError: DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype"),
+        ("_handle_attention_backend_compatibility", "ValueError: TensorRT-LLM MLA backend only supports "
+         "kv-cache-dtype of fp8_e4m3, fp4_e2m1, bf16, or auto."),
+        ("_handle_moe_kernel_config", "AssertionError: Invalid quantization 'awq'. \nFlashInfer TRTLLM MOE supports "
+         "only: 'modelopt_fp4', 'fp8', 'modelopt_fp8', 'compressed-tensors', or bfloat16 (None)."),
+        ("_handle_moe_kernel_config", "AssertionError: Invalid quantization 'awq'. \nFlashInfer Cutlass MOE supports "
+         "only: 'modelopt_fp4', 'modelopt_fp8', or bfloat16 (None)."),
+        ("_handle_moe_kernel_config", "AssertionError: The expert parallel size must be 1 or the same as the tensor "
+         "parallel size"),
+        ("_handle_moe_kernel_config", "AssertionError: cutlass MoE is only supported with fp8/mxfp8 quantization"),
+        ("_handle_moe_kernel_config", "AssertionError: Flashinfer MoE A2A is only supported with flashinfer_cutlass "
+         "moe runner backend"),
+        ("_handle_moe_kernel_config", "AssertionError: flashinfer_cutedsl supports moe_a2a_backend='none', "
+         "'deepep', or 'flashinfer', got 'mooncake'."),
+        ("_handle_model_specific_adjustments", "AssertionError: Triton kernel MoE is only supported when ep_size == 1"),
+        ("_verify_quantization", "ValueError: Quantization method specified in the model config (fp8) does not "
+         "match the quantization method specified in the `quantization` argument (awq)."),
+        ("_verify_quantization", "ValueError: awq quantization is currently not supported in ROCm."),
+    ])),
+    # quantization families
+    Case("block-n", "quant-block-misaligned", in_scheduler(
+        "ValueError: Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128.",
+        ("layers/quantization/fp8.py", "validate_block_quant_shapes"))),
+    Case("block-k", "quant-block-misaligned", in_scheduler(
+        "ValueError: Weight input_size_per_partition = 1344 is not divisible by weight quantization block_k = 128.",
+        ("layers/quantization/fp8.py", "validate_block_quant_shapes"))),
+    Case("block-moe", "quant-block-misaligned", in_scheduler(
+        "ValueError: For quantized MoE models, please make sure (moe_intermediate_size=1536 / moe_tp_size=16) % "
+        "weight_block_size_n=128 == 0 where moe_tp_size is equal to tp_size (16) divided by ep_size (1). You can fix "
+        "this by setting arguments `--tp` and `--ep` correctly.",
+        ("model_executor/model_runner.py", "model_specific_adjustment"))),
+    Case("block-moe-tp", "quant-block-misaligned", in_scheduler(
+        "ValueError: moe_intermediate_size 1536 must be divisible by moe_tp_size (16) which is tp_size (16) divided "
+        "by moe_ep_size (1).", ("model_executor/model_runner.py", "model_specific_adjustment"))),
+    Case("scale-key", "quant-scale-missing", in_scheduler(
+        "KeyError: 'model.layers.0.mlp.experts.w2_weight_scale'", LOAD, ("models/deepseek_v2.py", "load_weights"))),
+    Case("deepgemm-ue8m0", "deepgemm-scale-format", SERVER_ARGS + TP0
+         + "DeepGemm is enabled but the scale_fmt of checkpoint is not ue8m0. This might cause accuracy degradation "
+         "on Blackwell.\n", "finding"),
+]
+
+CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -10,7 +10,7 @@ from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext
-from logparse.rules.frames import first_sglang_frame, frame_files, frame_funcs
+from logparse.rules.frames import first_sglang_frame, frame_files, frame_funcs, is_args_traceback
 from logparse.rules.registry import rule
 from logparse.rules.speculative.frames import RUNTIME_FUNCS, is_draft_worker_file
 from logparse.run.speculative import spec_config
@@ -70,6 +70,8 @@ def spec_draft_load_failure(ctx: RuleContext) -> Iterator[Finding]:
         funcs = frame_funcs(tb)
         if any(f in RUNTIME_FUNCS for f in funcs):
             continue  # raised while serving batches, not while starting the draft
+        if is_args_traceback(tb):
+            continue  # an argument check ('… for risk in some draft models') runs before any draft exists
         text = f"{tb.exc_type}: {tb.message}" if tb.exc_type else ""
         about_draft = bool(text) and ctx.match("spec-draft-error", text) is not None
         if not (_initialising_draft(ctx, tb) or about_draft):
