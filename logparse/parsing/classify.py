@@ -220,14 +220,18 @@ _LEVEL_COLUMN = lazy_compile(r"(?:TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL): +(?=
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
 _DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s*$"""
                      r"""|\{(['"])[^'"]+\1: [^,{}]+, (['"])[^'"]+\2: \S"""
-                     # compact JSON (a curl response, a JSON log record) and pretty-printed JSON's
-                     # brackets alone on their lines; a JSON error response stays a gap to see
-                     r"""|(?!.*(?i:error|exception|traceback|fail))\[?\{"[^"]+":.*[}\]]\s*$"""
+                     # pretty-printed JSON's brackets alone on their lines
                      r"""|[\[\]{}],?\s*$|\},\s*\{\s*$"""
                      # a trainer's metrics record (verl: `step:1 - actor/entropy:0.52 - critic/score/mean:0.1`)
-                     r"""|[\w/@.-]+:-?[\d.]+(?:e[+-]?\d+)?(?: - [\w/@.()-]+:(?:-?[\d.]+(?:e[+-]?\d+)?|nan|inf)){2,}\s*$"""
-                     # and its members one a line (JSON's or pprint's): `"max_tokens": 128,`, `'model_path': '/m',`
-                     r"""|(?!.*(?i:error|exception|traceback|fail))(?:"[^"]+"|'[^']+'): (?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d[\d.eE+-]*|true|false|null|True|False|None|[\[{]|\[\]|\{\})\s*,?\s*$""")
+                     r"""|[\w/@.-]+:-?[\d.]+(?:e[+-]?\d+)?(?: - [\w/@.()-]+:(?:-?[\d.]+(?:e[+-]?\d+)?|nan|inf)){2,}\s*$""")
+# Compact JSON (a curl response, a JSON log record) and a JSON / pprint member one a line (`"max_tokens":
+# 128,`, `'model_path': '/m',`). Taken only without an error word (`_ERROR_WORDS`): an error response
+# stays a gap to see.
+_JSON = lazy_compile(
+    r"""\[?\{"[^"]+":.*[}\]]\s*$"""
+    r"""|(?:"[^"]+"|'[^']+'): (?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d[\d.eE+-]*|true|false|null|True|False|None"""
+    r"""|[\[{]|\[\]|\{\})\s*,?\s*$"""
+)
 _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
@@ -309,9 +313,8 @@ _CONFIG_DUMP = lazy_compile(
 # lscpu): a key of one to six words, then a value of a report's kinds only: a version, perhaps after
 # a name and before details (`2.5.1+cu124`, `Ubuntu 22.04.4 LTS (x86_64)`, `3.10.12 (main, …) [GCC
 # 11.4.0]`), a truth value or a not-available marker, an absolute path; and the GPU listing (`GPU
-# 0,1: NVIDIA H100 80GB HBM3`). No error word anywhere (`RuntimeError: CUDA 12.4 …` is an exception).
+# 0,1: NVIDIA H100 80GB HBM3`). Guarded: no error word anywhere (`RuntimeError: CUDA 12.4 …`).
 _ENV_REPORT = lazy_compile(
-    r"(?!.*(?i:error|exception|traceback|warning|fail|fatal|abort|crash))"
     r"(?:[A-Za-z][\w+()/-]*(?: [\w+()/,-]+){0,5}: +"
     r"(?:(?:[A-Z][\w-]* ){0,3}v?\d+(?:\.\d+)+[\w.+~-]*(?: .*)?"
     r"|(?:True|False|Yes|No|N/A|None|Not Available|Could not collect|Module Not Found)"
@@ -338,10 +341,9 @@ _FIELD_DUMP = lazy_compile(
     r"|[a-z]+: (?:\[[-\d, ]*\](?:, \[[-\d, ]*\])*|[a-z_]+\.\w+(?:, [a-z_]+\.\w+)*)\s*$"
 )
 # A title alone before a block (a script's `print("GPU Info:")`, a paste's `Before this PR：`): one to
-# four words and a colon (ASCII or full-width), no error word (`Scheduler hit an exception:` heads a
-# failure). Tried after the message indices and the runtime's fixed texts (`Process SpawnProcess-1:`).
+# four words and a colon (ASCII or full-width); guarded: no error word (`Scheduler hit an exception:`
+# heads a failure). Tried after the message indices and the runtime's fixed texts (`Process SpawnProcess-1:`).
 _HEADING = lazy_compile(
-    r"(?!.*(?i:error|exception|traceback|warning|fail|fatal|abort|killed|timeout))"
     r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3} ?[:：]\s*$"
 )
 # A command as a shell prompt echoes it or a README shows it, outside a launch (the grammar knows
@@ -442,11 +444,24 @@ def _foreign_text(body: str) -> str | None:
     return None
 
 
-# Shapes tried after the message indices (a known message wins over a look-alike shape), in order.
-_LATE_SHAPES = ((_DATA, "data"), (_CONFIG_DUMP, "config-dump"), (_ENV_REPORT, "config-dump"),
-                (_FIELD_DUMP, "field-dump"),
-                (_SHELL_COMMAND, "shell-command"), (_PYTHON_SOURCE, "python-source"), (_ELIDED_ID, "viewer-metadata"),
-                (_HEADING, "heading"))
+# A word that names a failure: a line of a guarded shape (below) that holds one is left a gap (a
+# JSON error response, `RuntimeError: CUDA 12.4 …` in a report's shape, `Scheduler hit an exception:`).
+# Looked for only once a guarded shape matched (substring tests of the lowered line: faster than a
+# case-insensitive alternation), so other lines pay nothing for it.
+_ERROR_WORDS = ("error", "exception", "traceback", "warning", "fail", "fatal", "abort", "crash", "killed", "timeout")
+
+
+def _names_failure(body: str) -> bool:
+    low = body.lower()
+    return any(word in low for word in _ERROR_WORDS)
+
+
+# Shapes tried after the message indices (a known message wins over a look-alike shape), in order:
+# (pattern, kind, guarded by _names_failure).
+_LATE_SHAPES = ((_DATA, "data", False), (_JSON, "data", True), (_CONFIG_DUMP, "config-dump", False),
+                (_ENV_REPORT, "config-dump", True), (_FIELD_DUMP, "field-dump", False),
+                (_SHELL_COMMAND, "shell-command", False), (_PYTHON_SOURCE, "python-source", False),
+                (_ELIDED_ID, "viewer-metadata", False), (_HEADING, "heading", True))
 
 
 def classify(text: str) -> str | None:
@@ -479,8 +494,8 @@ def classify(text: str) -> str | None:
         return "library-source"
     if _CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body) or is_cut_source_message(body):
         return "cut-line"
-    for pattern, kind in _LATE_SHAPES:
-        if pattern.match(body):
+    for pattern, kind, guarded in _LATE_SHAPES:
+        if pattern.match(body) and not (guarded and _names_failure(body)):
             return kind
     if (is_cut_library_message(body) or _is_cut_envelope(body) or is_cut_python_text(body)
             or _CUT_FRAME.match(body) or is_cut_tail(body) or _is_cut_message(body)):
