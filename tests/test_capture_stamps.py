@@ -1,7 +1,7 @@
-"""Capture tools' ISO stamps the reader strips (issue 9), checked like tests/test_paste_invariance:
+"""Capture tools' prefixes the reader strips (issue 9), checked like tests/test_paste_invariance:
 a corpus log under each shape must analyse like the log itself. The shapes are the ones
-test_paste_invariance does not hold: journald's ISO output formats and a stamp followed by a tab
-or written with a space and its zone."""
+test_paste_invariance does not hold: journald's ISO output formats, a stamp followed by a tab
+or written with a space and its zone, and `kubectl logs --prefix`."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "iso-tab": lambda i: _at(i).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "+08:00\t",
     # `date --rfc-3339=ns`-style stamps from a shell loop (`while read l; do echo "$(date …) $l"`)
     "rfc3339-spaced": lambda i: _at(i).strftime("%Y-%m-%d %H:%M:%S.%f") + "000+00:00 ",
+    # `kubectl logs --prefix`, with and without `--timestamps`
+    "kubectl-prefix": lambda i: "[pod/sglang-7cfd7bf68f-nk5kr/sglang] ",
+    "kubectl-prefix-timestamps": lambda i: "[pod/sglang-0/sglang] " + _at(i).strftime("%Y-%m-%dT%H:%M:%S.%f") + "123Z ",
 }
 
 # Every 8th corpus case (shared + dev), each under every shape.

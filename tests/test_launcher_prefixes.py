@@ -103,3 +103,22 @@ def test_launcher_tags_inside_a_capture_tools_prefix(outer: str) -> None:
         assert w is not None and w.stream == "tag:/bin/sh@0,0" and got.startswith('  File "')
         w, got = u(outer + F012)
         assert w is not None and w.stream == "mpi:1,1" and got == "    scheduler.event_loop_overlap()"
+
+
+def test_kubectl_prefix_keeps_two_pods_tracebacks_apart(tmp_path: Path) -> None:
+    # `kubectl logs -l app=sglang --prefix`: two pods' scheduler tracebacks interleaved line by line.
+    body = [
+        "[2026-01-01 00:00:0{n} TP{n}] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2311, in run_scheduler_process',
+        "    scheduler.event_loop_overlap()",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ]
+    lines = []
+    for line in body:
+        for n, pod in enumerate(("sglang-0", "sglang-1")):
+            lines.append(f"[pod/{pod}/sglang] " + line.format(n=n))
+    path = tmp_path / "pods.log"
+    path.write_text("\n".join(lines) + "\n")
+    tbs = parse_file(str(path)).of(Traceback)
+    assert len(tbs) == 2
+    assert all(t.exc_type == "RuntimeError" and len(t.frames) == 1 for t in tbs)

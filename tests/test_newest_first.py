@@ -142,6 +142,9 @@ def test_viewer_export_analyses_like_the_log(key: str, tmp_path: Path) -> None:
     lines = _log_lines(case)
     if _docker_wrapped(lines):
         pytest.skip("a docker-compose capture is the outermost wrapper")
+    if sum(1 for line in lines if line.strip()) <= order._MIN_VOTES:
+        # Three stamps going down are the least evidence of the order: fewer lines cannot tell.
+        pytest.skip("too few lines to tell the order from")
     path = tmp_path / f"{case.name}.export.log"
     path.write_bytes(_viewer_export(lines).encode("utf-8", errors="surrogateescape"))
     base, got = _baseline(case.log), _summary(path)

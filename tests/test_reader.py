@@ -415,6 +415,18 @@ WRAPPED = [
         W("iso-timestamp", ts="2025-12-18 16:24:02"),
         id="iso-offset",
     ),
+    pytest.param(  # `kubectl logs --prefix` (kubernetes/kubernetes#76471)
+        "[pod/sglang-7cfd7bf68f-nk5kr/sglang] [2026-01-01 00:00:00 TP0] Load weight begin. avail mem=78.31 GB",
+        "[2026-01-01 00:00:00 TP0] Load weight begin. avail mem=78.31 GB",
+        W("kubectl", container="sglang-7cfd7bf68f-nk5kr/sglang", stream="k8s:sglang-7cfd7bf68f-nk5kr/sglang"),
+        id="kubectl-prefix",
+    ),
+    pytest.param(  # `kubectl logs --prefix --timestamps`
+        '[pod/sglang-0/sglang] 2026-01-01T00:00:00.123456789Z   File "x.py", line 1, in f',
+        '  File "x.py", line 1, in f',
+        W("k8s", ts="2026-01-01 00:00:00.123456", container="sglang-0/sglang", stream="k8s:sglang-0/sglang"),
+        id="kubectl-prefix-timestamps",
+    ),
     pytest.param(  # `journalctl -o short-iso`
         "2025-07-01T00:57:53+0800 gpu-node-3 python3[1234]: [2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
         "[2025-07-01 00:57:53 TP0] Load weight begin. avail mem=78.31 GB",
@@ -636,6 +648,7 @@ NOT_WRAPPED = [
     "  0%|          | 0/4 [00:00<?, ?it/s] (started [2026-05-28 02:59:50])",
     "Progress 50%| done",
     ">[not an envelope] quoted text",
+    "[pod/sglang-0] not kubectl's prefix: no container",
 ]
 
 
@@ -666,6 +679,11 @@ AUTOLINKED = [
         "[[2025-11-19 14](tel:2025-11-19 14):41:27] INFO:     Uvicorn running on [http://0.0.0.0:8011](http://0.0.0.0:8011) (Press CTRL+C to quit)",
         "[2025-11-19 14:41:27] INFO:     Uvicorn running on http://0.0.0.0:8011 (Press CTRL+C to quit)",
         id="tel-and-url",
+    ),
+    pytest.param(  # dev/h-025's last line: cut inside the link's text
+        "[[2025-11-1",
+        "[2025-11-1",
+        id="cut-inside-the-link",
     ),
     pytest.param(  # a link whose target says something else is the writer's: kept
         "[[2025-11-19 14](tel:555-0100):41:27] x",

@@ -30,7 +30,7 @@ from logparse.io.decode import (
 )
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.sources import source_blocks
-from logparse.io.wrappers import AUTOLINK_PRECHECK, BRACKET_SERVICE_PRECHECK, Unwrapper
+from logparse.io.wrappers import Unwrapper, bracketed_wrappers
 
 __all__ = ["MAX_LINE_CHARS", "iter_lines", "read_lines"]
 
@@ -126,10 +126,9 @@ def iter_lines(
             collapsed = COLLAPSED_MARK in text  # a traceback header: maybe a collapsed one
             need_clean = has_cr or "<" in text or collapsed
             ansi = ansi_possible(chunk)
-            # `[service]   | …` prefixes or autolinked envelopes (`[[date](tel:date):…`) in this
-            # block: `[` lines need unwrapping too (rare).
-            bracketed = ("] " in text and BRACKET_SERVICE_PRECHECK.search(text) is not None) or (
-                "](" in text and AUTOLINK_PRECHECK.search(text) is not None)
+            # `[service]   | …` / `[pod/…/…] ` prefixes or autolinked envelopes (`[[date](tel:date):…`)
+            # in this block: `[` lines need unwrapping too (rare).
+            bracketed = bracketed_wrappers(text)
             if bracketed and not ansi and not need_clean:
                 for s in lines:
                     no += 1
