@@ -18,6 +18,7 @@ from logparse.model.events import (
     DecodeBatch,
     ExceptionHeader,
     HttpAccess,
+    KnownMessage,
     PrefillBatch,
     Traceback,
     WeightLoadBegin,
@@ -38,6 +39,11 @@ RANKED = [
      ExceptionHeader, "DP7 TP7 EP7"),
     # sgl-project/sglang#17985 (PP before TP: 0.5.6+ order); the message is not this test's subject
     ("[2026-01-30 20:54:54 PP1 TP0] Beginning to load weights", None, "PP1 TP0"),
+    # dev/j-009: a build that prints a mode enum's str() among the tags (a tag, not a rank)
+    ("[2025-12-02 07:04:51 DisaggregationMode.IGPUDECODE TP1] Allocating 40.00 GB host memory for "
+     "hierarchical KV cache.", KnownMessage, "TP1"),
+    ("[2025-12-02 07:04:51 DisaggregationMode.DECODE DP1 TP1] Scheduler hit an exception: Traceback "
+     "(most recent call last):", ExceptionHeader, "DP1 TP1"),
 ]
 
 

@@ -65,6 +65,8 @@ class EnvelopeCallbacks:
         if rest[:1] in (".", ","):
             ts = f"{ts}.{rest[1:4]}"
             rest = rest[4:]
+        if "." in rest:  # a mode enum's `Class.MEMBER` among the tags names no rank
+            rest = " ".join(t for t in rest.split() if "." not in t)
         rank = rest.strip() or None
         level = None
         tail = tok[close + 2 :]
