@@ -210,6 +210,10 @@ CLASSIFIED = [
     ("[1/2] c++ -MMD -MF x.o.d -c x.cpp", "shell-output"),
     ('/x/include/a.cuh(120): warning #177-D: variable "y" was declared but never referenced', "library-text"),
     ('Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"', "library-text"),
+    ("[INFO] ASCENDCL(12345,python):2025-01-01-00:00:00.000.000 [acl.cpp:12]12345 aclInit start", "foreign-logger"),
+    ("Task exception was never retrieved", "library-text"),
+    ("future: <Task finished name='Task-3' coro=<TokenizerManager.handle_loop() done> exception=RuntimeError('x')>",
+     "library-text"),
     # the cut tail of a known template (SGLang's `… avail mem={} GB`, transformers' RoPE warning)
     ("vail mem=24.47 GB", "cut-line"),
     ("ormers==4.57.1 as a workaround.", "cut-line"),
@@ -294,6 +298,7 @@ UNCLASSIFIED = [
     "*** SIGSEGV received at time=1735000000 on cpu 12 ***",
     "[E1203 10:00:00.123456 123 torch/csrc/distributed/c10d/socket.cpp:752] [c10d] connect failed",
     "+ 1 for this fix",
+    "[ERROR] RUNTIME(12345,python):2025-01-01-00:00:00.000.000 [engine.cc:1234]12345 fault kernel_name=xx",
     "[1/2] is the first step",
     "1: this is step one",
     "at the end of the day",

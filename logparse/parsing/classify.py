@@ -148,6 +148,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # logger (`[2025-01-01 00:00:00,123] [INFO] [real_accelerator.py:222:get_accelerator] …`)
     r"|wandb: "
     r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)?\] \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[[\w.-]+:\d+:\w+\] "
+    # CANN's log (Ascend): `[INFO] ASCENDCL(12345,python):2025-01-01-00:00:00.000.000 [acl.cpp:12]12345 …`;
+    # informational levels only, so an `[ERROR] RUNTIME(…)` record stays a gap that shows
+    r"|\[(?:INFO|WARNING|DEBUG|EVENT)\] [A-Z][A-Z_]*\(\d+,[\w.-]+\):\d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2}\.\d+\.\d+ \[[\w.-]+:\d+\]"
     # NCCL's banner without its envelope: `NCCL version 2.21.5+cuda12.4`
     r"|NCCL version \d+\.\d+\.\d+(?:\+cuda[\d.]+)?\s*$"
     # sglang-router's launchers: `[Router (Python)] 2025-… - INFO - … - launch_server.py:56`, `[Router (Rust)] …`
@@ -247,6 +250,9 @@ _LIBRARY_TEXT = lazy_compile(
     r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
     r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
     r"|Exception ignored in: \S"
+    # asyncio's report of a task's exception nobody awaited (the traceback follows): `Task exception
+    # was never retrieved`, `future: <Task finished name='Task-3' coro=<…> exception=RuntimeError(…)>`
+    r"|Task exception was never retrieved\s*$|future: <Task (?:finished|pending|cancelled) "
     # nvcc's warnings in a JIT build and its closing remark: `x.cuh(120): warning #177-D: variable "y"
     # was declared but never referenced`, `Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"`
     r"|\S+\(\d+\): warning #\d+-D: \S"
