@@ -56,18 +56,13 @@ tracebacks and commands still assemble across them):
 
 from __future__ import annotations
 
-import re
-from functools import cache
-from typing import Any
-
 from logparse.grammar.sourcemsgs import (
-    is_cut_library_message,
     is_cut_source_message,
     is_library_message,
     is_source_message,
 )
 from logparse.model.lazyre import lazy_compile
-from logparse.parsing.fragments import is_cut_after_head, is_cut_python_text, is_cut_tail
+from logparse.parsing.fragments import is_cut_envelope, is_cut_late
 
 __all__ = ["classify"]
 
@@ -196,28 +191,6 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|Starting new HTTPS? connection \(\d+\): \S+\s*$"
     r'|https?://\S+ "[A-Z]+ \S+ HTTP/[\d.]+" \d{3} (?:\d+|None)\s*$'
 )
-# What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
-# or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
-# Other envelopes and heads cut where an excerpt ends: a uvicorn access line after its level
-# (`INFO:     11.251.218.2`), vLLM's and torch's C++ envelopes inside their file name
-# (`ERROR 12-01 12:00:00 tp_worker_overlap_`, `[rank4]:[E304 12:54:52.123710302 ProcessGroup`), a
-# progress bar before its percentage (`Loading safetensors checkpoint shards:`).
-_CUT_HEAD = lazy_compile(
-    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s+[\w.:\[\]-]*\s*$"
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} \[?[\w.]*\s*$"
-    # (torch's C++ prefix as the grammar takes it: `[rank4]:` or a launcher's `[Rank7]:`, and any
-    # capital where the severity letter was once the date and time follow)
-    r"|(?:\[[Rr]ank\d+\]:)?\[[A-Z]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
-    r"|(?:Loading (?:safetensors|pt|np_cache) checkpoint shards|Multi-thread loading(?: pt checkpoint)? shards"
-    r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
-)
-# A traceback frame line whose start a paste elided or cut (`…/srt/speculative/eagle_info.py", line
-# 781, in merge_batch`): the end of `File "…", line N, in name`, the path's tail still there.
-_CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
-# uvicorn's level column (`INFO:     `, Python logging's levelname padded) before a message cut short,
-# which is then looked up as a cut library or SGLang message (`INFO:     Uvicorn running on
-# http://0.0.0.0:9254 (Press CTRL+C to qui`).
-_LEVEL_COLUMN = lazy_compile(r"(?:TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL): +(?=\S)")
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
 # Also its first line when a string value held a newline and printed it raw (`{'supported': False,
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
@@ -235,7 +208,6 @@ _JSON = lazy_compile(
     r"""|(?:"[^"]+"|'[^']+'): (?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d[\d.eE+-]*|true|false|null|True|False|None"""
     r"""|[\[{]|\[\]|\{\})\s*,?\s*$"""
 )
-_CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
@@ -381,55 +353,6 @@ _PYTHON_SOURCE = lazy_compile(
 # An identifier a viewer or a console export shortened to its two ends (`2855e530…vdumckda`: a
 # job, run or line id), alone on its line: the metadata a web log viewer prints around each line.
 _ELIDED_ID = lazy_compile(r"(?=[0-9a-f]*\d)[0-9a-f]{6,}(?:…|\.\.\.)[0-9A-Za-z]{4,}\s*$")
-# Envelopes cut where an excerpt or a hard wrap ends, as (anchor, envelope): the line holds the
-# anchor whole (so a lone word is never taken for a cut envelope) and is a proper start of the
-# envelope (`regex`'s partial matching, imported only when a line gets here). glog's / torch's
-# `I0820 0`, sglang-router's `[Router (R`, a dated envelope (loguru's ` 2024-03-03 15:15:25 | INF`,
-# Rust tracing's `2025-10-07 23:32:33  INFO sglang_rou`, or the date-time alone), NCCL's own
-# `host:183:183 [4] NCCL INF`, uvicorn's access line `INFO:     172.21.0.7:59180 - "PO`, a native
-# backtrace frame cut in its path (` 7  /usr/local/lib/python`).
-_LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL)"
-_ENVELOPE_HEADS = (
-    (r"[IWEF]\d{4} \d", r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
-    (r"\[Router \(", r"\[Router \((?:Python|Rust)\)\] "),
-    # glibc's / UCX's backtrace frame (` 7  /usr/lib/libc.so.6(+0x1a07cd) [0x7f…]`) cut in its path
-    (r"\d{1,3} +/", r"\d{1,3} +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]"),
-    (r"\d{4}-\d{2}-",
-     rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?Z? +(?:\| +)?{_LEVEL}(?: +(?:\| +)?[\w:.-]*)?"),
-    (r"[\w.-]+:\d+:\d+ \[\d+\] ", r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR|TRACE|ABORT) "),
-    (r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ -",
-     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}"),
-)
-
-
-_HEAD_ANCHORS = lazy_compile("|".join(f"(?:{anchor})" for anchor, _ in _ENVELOPE_HEADS))
-
-
-@cache
-def _envelope_heads() -> tuple[tuple[re.Pattern[str], Any], ...]:
-    import regex  # partial matching, which `re` has not; only once a line holds an anchor
-
-    return tuple((re.compile(anchor), regex.compile(envelope)) for anchor, envelope in _ENVELOPE_HEADS)
-
-
-def _is_cut_envelope(body: str) -> bool:
-    if not _HEAD_ANCHORS.match(body):
-        return False
-    return any(anchor.match(body) and envelope.fullmatch(body, partial=True) is not None
-               for anchor, envelope in _envelope_heads())
-
-
-def _is_cut_message(body: str) -> bool:
-    """A known message cut after its literal head, alone or after uvicorn's level column."""
-    if is_cut_after_head(body):
-        return True
-    m = _LEVEL_COLUMN.match(body)
-    if m is None:
-        return False
-    rest = body[m.end():]
-    return is_cut_after_head(rest) or is_cut_library_message(rest) or is_cut_source_message(rest)
-
-
 # Fixed text other programs print that no envelope marks: glog before its initialisation. A cut
 # head of it (at least MIN_CUT_HEAD characters) is a cut line.
 _FOREIGN_TEXTS = ("WARNING: Logging before InitGoogleLogging() is written to STDERR",)
@@ -498,12 +421,11 @@ def classify(text: str) -> str | None:
         return "sglang-source"
     if is_library_message(body):
         return "library-source"
-    if _CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body) or is_cut_source_message(body):
+    if is_cut_envelope(body) or is_cut_source_message(body):
         return "cut-line"
     for pattern, kind, guarded in _LATE_SHAPES:
         if pattern.match(body) and not (guarded and _names_failure(body)):
             return kind
-    if (is_cut_library_message(body) or _is_cut_envelope(body) or is_cut_python_text(body)
-            or _CUT_FRAME.match(body) or is_cut_tail(body) or _is_cut_message(body)):
+    if is_cut_late(body):
         return "cut-line"
     return None

@@ -1,21 +1,25 @@
-"""Cut fragments: a line that is the tail of a known message, or a cut piece of CPython's own
-fixed traceback texts.
+"""Cut lines: what is left of a known line where an excerpt ended or a hard wrap fell
+(`coverage` kind `cut-line`, asked by `parsing/classify.py`).
 
 A pasted excerpt starts wherever the reader's selection started and a hard wrap (a terminal, a
-web page) breaks a line at a column, so a log holds lines like `eted NCCL work: 1522788.` or
-`vail mem=24.47 GB`: the end of a message whose start is on the line before or was never copied.
-`grammar/sourcemsgs.py` knows the cut *heads* of the templates; this module knows their cut
-*tails* (same templates: SGLang's and the libraries' files in `grammars/source-messages/`).
+web page) breaks a line at a column, so a log holds lines like `eted NCCL work: 1522788.`,
+`vail mem=24.47 GB`, `I0421 09:34:39.701891  4670 rd` or `The above exception was the direct
+cause of th`. Known starts: envelopes (SGLang's, glog's, torch's C++ prefix, router's, dated ones,
+NCCL's, uvicorn's), CPython's traceback texts, frame lines; known messages: the templates of
+`grammars/source-messages/` (SGLang's and the libraries'), cut in their head (`grammar/sourcemsgs.py`),
+after their head (inside a value or a later piece) or at their start (their *tail*, here).
 
 Safeguards: a tail must keep at least MIN_TAIL characters of literal text (values not counted),
 MIN_TAIL_LETTERS of them letters, and the cut must fall inside a word (the fragment starts with a
 letter or digit and so does the template's character before it): that is what a selection or a
 column break does, while a whole message that happens to end like a longer one starts at a word
-boundary. Values are compared as
-masked numbers on both sides (`{}`), so a tail whose cut-off part held a value still matches.
+boundary. Values are compared as masked numbers on both sides (`{}`), so a tail whose cut-off part
+held a value still matches. A head must be at least MIN_HEAD characters of two words. An envelope
+cut anywhere must still hold its distinctive anchor whole (a lone word is never a cut envelope).
 
-Cost: the index (the templates reversed, sorted) is built on the first line that reaches it (or
-read from the per-user cache); a lookup is one number mask, one reversal and one bisection.
+Cost: the index (the templates reversed, sorted; the heads by first word) is built on the first
+line that reaches it (or read from the per-user cache); a tail lookup is one number mask, one
+reversal and one bisection, a head lookup one dict lookup and a few `startswith`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from bisect import bisect_left
 from functools import cache
 from typing import Any
 
-__all__ = ["is_cut_after_head", "is_cut_python_text", "is_cut_tail"]
+from logparse.grammar.sourcemsgs import is_cut_library_message, is_cut_source_message
+from logparse.model.lazyre import lazy_compile
+
+__all__ = ["is_cut_after_head", "is_cut_envelope", "is_cut_late", "is_cut_python_text", "is_cut_tail"]
 
 MIN_TAIL = 12
 MIN_TAIL_LETTERS = 8
@@ -161,3 +168,91 @@ def is_cut_python_text(text: str) -> bool:
         return False
     query = _masked(body)
     return any(head.startswith(query) and head != query for head in _python_heads())
+
+
+# What is left of an SGLang envelope cut at the end of an excerpt: `[2025-`, `[2025-05-14 12:0`,
+# or the whole envelope and nothing after it (`[2025-10-06 20:05:27 DP5 TP5]`).
+# Other envelopes and heads cut where an excerpt ends: a uvicorn access line after its level
+# (`INFO:     11.251.218.2`), vLLM's and torch's C++ envelopes inside their file name
+# (`ERROR 12-01 12:00:00 tp_worker_overlap_`, `[rank4]:[E304 12:54:52.123710302 ProcessGroup`), a
+# progress bar before its percentage (`Loading safetensors checkpoint shards:`).
+_CUT_HEAD = lazy_compile(
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s+[\w.:\[\]-]*\s*$"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} \[?[\w.]*\s*$"
+    # (torch's C++ prefix as the grammar takes it: `[rank4]:` or a launcher's `[Rank7]:`, and any
+    # capital where the severity letter was once the date and time follow)
+    r"|(?:\[[Rr]ank\d+\]:)?\[[A-Z]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+(?: \d+)? [\w.]*\s*$"
+    r"|(?:Loading (?:safetensors|pt|np_cache) checkpoint shards|Multi-thread loading(?: pt checkpoint)? shards"
+    r"|Capturing batches \([^)]*\)|Capturing num tokens \([^)]*\)|Compiling num tokens \([^)]*\))\s*:?\s*$"
+)
+# A traceback frame line whose start a paste elided or cut (`…/srt/speculative/eagle_info.py", line
+# 781, in merge_batch`): the end of `File "…", line N, in name`, the path's tail still there.
+_CUT_FRAME = lazy_compile(r'\S*\.py", line \d+, in [\w<>.]+\s*$')
+# uvicorn's level column (`INFO:     `, Python logging's levelname padded) before a message cut short,
+# which is then looked up as a cut library or SGLang message (`INFO:     Uvicorn running on
+# http://0.0.0.0:9254 (Press CTRL+C to qui`).
+_LEVEL_COLUMN = lazy_compile(r"(?:TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL): +(?=\S)")
+_CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A-Z]+_)?[A-Z]{1,3}\d*)*\]?\s*$")
+
+
+# Envelopes cut where an excerpt or a hard wrap ends, as (anchor, envelope): the line holds the
+# anchor whole (so a lone word is never taken for a cut envelope) and is a proper start of the
+# envelope (`regex`'s partial matching, imported only when a line gets here). glog's / torch's
+# `I0820 0`, sglang-router's `[Router (R`, a dated envelope (loguru's ` 2024-03-03 15:15:25 | INF`,
+# Rust tracing's `2025-10-07 23:32:33  INFO sglang_rou`, or the date-time alone), NCCL's own
+# `host:183:183 [4] NCCL INF`, uvicorn's access line `INFO:     172.21.0.7:59180 - "PO`, a native
+# backtrace frame cut in its path (` 7  /usr/local/lib/python`).
+_LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL)"
+_ENVELOPE_HEADS = (
+    (r"[IWEF]\d{4} \d", r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
+    (r"\[Router \(", r"\[Router \((?:Python|Rust)\)\] "),
+    # glibc's / UCX's backtrace frame (` 7  /usr/lib/libc.so.6(+0x1a07cd) [0x7f…]`) cut in its path
+    (r"\d{1,3} +/", r"\d{1,3} +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]"),
+    (r"\d{4}-\d{2}-",
+     rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]\d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?Z? +(?:\| +)?{_LEVEL}(?: +(?:\| +)?[\w:.-]*)?"),
+    (r"[\w.-]+:\d+:\d+ \[\d+\] ", r"[\w.-]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR|TRACE|ABORT) "),
+    (r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ -",
+     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL): +(?:\d{1,3}\.){3}\d{1,3}:\d+ - \"[A-Z]+ \S+ HTTP/[\d.]+\" \d{3}"),
+)
+
+
+_HEAD_ANCHORS = lazy_compile("|".join(f"(?:{anchor})" for anchor, _ in _ENVELOPE_HEADS))
+
+
+@cache
+def _envelope_heads() -> tuple[tuple[re.Pattern[str], Any], ...]:
+    import regex  # partial matching, which `re` has not; only once a line holds an anchor
+
+    return tuple((re.compile(anchor), regex.compile(envelope)) for anchor, envelope in _ENVELOPE_HEADS)
+
+
+def _is_cut_envelope_head(body: str) -> bool:
+    if not _HEAD_ANCHORS.match(body):
+        return False
+    return any(anchor.match(body) and envelope.fullmatch(body, partial=True) is not None
+               for anchor, envelope in _envelope_heads())
+
+
+def _is_cut_message(body: str) -> bool:
+    """A known message cut after its literal head, alone or after uvicorn's level column."""
+    if is_cut_after_head(body):
+        return True
+    m = _LEVEL_COLUMN.match(body)
+    if m is None:
+        return False
+    rest = body[m.end():]
+    return is_cut_after_head(rest) or is_cut_library_message(rest) or is_cut_source_message(rest)
+
+
+def is_cut_envelope(body: str) -> bool:
+    """An SGLang envelope cut or alone, or another envelope / a progress bar cut at a known head
+    (tried before the data shapes: `[2025-10-06 20:05:27 DP5 TP5]` is not a list)."""
+    return bool(_CUT_ENVELOPE.match(body) or _CUT_HEAD.match(body))
+
+
+def is_cut_late(body: str) -> bool:
+    """Every other cut line, tried after all the shapes (the costlier checks): a library message's
+    cut head, an envelope cut after its anchor, CPython's texts cut, a frame line cut at its start,
+    a known message's cut tail, or one cut after its head."""
+    return bool(is_cut_library_message(body) or _is_cut_envelope_head(body) or is_cut_python_text(body)
+                or _CUT_FRAME.match(body) or is_cut_tail(body) or _is_cut_message(body))
