@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 from logparse.grammar.build import get_parser
 from logparse.grammar.fastpath import HOT
 from logparse.grammar.transform import Envelope
-from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points
+from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points  # noqa: F401 (re-exported for tests)
 from logparse.model import numbers
 from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch, Unparsed
+from logparse.parsing import split
 from logparse.parsing.benchblocks import BenchAssembler
 from logparse.parsing.columns import (
     NAN,
@@ -249,8 +250,10 @@ def _new_part(path: str) -> _Part:
     return _Part(ReadReport(path=path), decode_columns(), prefill_columns(), AccessColumns(), [], 0)
 
 
-def _parse_range(path: str, start: int, end: int, first_line: int) -> _Part:
-    """Stage 1 in a worker process."""
+def _parse_range(path: str, start: int, end: int, first_line: int | None = None) -> _Part:
+    """Stage 1 in a worker process (which counts the lines before its range when not given)."""
+    if first_line is None:
+        first_line = split.first_line_no(path, start)
     part = _new_part(path)
     damaged = numbers.damaged()
     for _ in _stage1(read_lines(path, part.report, start=start, end=end, first_line_no=first_line), part, True):
@@ -347,10 +350,8 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
     """Parse one log (plain, .gz or '-' for stdin). jobs > 1 splits a large plain file by byte
     ranges across processes. With a time window (`--since`/`--until`), only the lines inside it
     become events; the others are counted in `coverage.outside_window` (`parsing/window.py`)."""
-    ranges: list[tuple[int, int, int]] = []
-    if jobs > 1 and path != "-":
-        # One part for a small, gzip or non-regular source (a FIFO is opened once, by read_lines).
-        ranges = split_points(path, jobs, PARALLEL_MIN_BYTES)
+    # One part for a small, gzip or non-regular source (a FIFO is opened once, by read_lines).
+    ranges = split.plan(path, jobs, PARALLEL_MIN_BYTES)
     log = ParsedLog(path=path, report=ReadReport(path=path))
     damaged = numbers.damaged()  # this process's share; workers report theirs in their part
     stage2 = _Stage2(log)
@@ -359,11 +360,13 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
             ProcessPoolExecutor,  # only a split run pays for multiprocessing
         )
 
-        with ProcessPoolExecutor(max_workers=len(ranges)) as pool:
+        with ProcessPoolExecutor(max_workers=len(ranges) - 1) as pool:
+            # The first range is parsed here while the workers parse the others (parsing/split.py).
+            futures = [pool.submit(_parse_range, path, s, e) for s, e in ranges[1:]]
+            rest = _parse_here(path, log, stage2, window, end=ranges[0][1])
             # Parts are merged as they arrive (in order), so a merged part is freed before the next.
-            parts = pool.map(_parse_range, *zip(*[(path, s, e, f) for s, e, f in ranges], strict=True))
-            rest: list[Rest] = []
-            for part in parts:
+            for future in futures:
+                part = future.result()
                 _merge_part(log, part)
                 if window is None:
                     for item in part.rest:
@@ -372,13 +375,7 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
                     rest.extend(part.rest)
                 part.rest.clear()
     else:
-        part = _new_part(path)
-        part.report = log.report
-        # A window needs the log's last timestamp before it can decide: keep the lines first.
-        rest = part.rest
-        for item in _stage1(read_lines(path, log.report), part, window is not None):
-            stage2.feed(item)
-        _merge_part(log, part, report=False)
+        rest = _parse_here(path, log, stage2, window)
     if window is not None:
         _feed_window(log, stage2, window, rest)
     stage2.finish()
@@ -388,6 +385,19 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
     cov.recognized += hot
     cov.total = cov.recognized + cov.unparsed + cov.outside_window
     return log
+
+
+def _parse_here(path: str, log: ParsedLog, stage2: _Stage2, window: TimeWindow | None, end: int | None = None) -> list[Rest]:
+    """Stages 1 and 2 in this process, as the lines are read (the whole file, or its first
+    `end` bytes); with a window, the stage-1 tuples kept for it instead."""
+    part = _new_part(path)
+    part.report = log.report
+    # A window needs the log's last timestamp before it can decide: keep the lines first.
+    lines = read_lines(path, log.report) if end is None else read_lines(path, log.report, start=0, end=end, first_line_no=1)
+    for item in _stage1(lines, part, window is not None):
+        stage2.feed(item)
+    _merge_part(log, part, report=False)
+    return part.rest
 
 
 def _feed_window(log: ParsedLog, stage2: _Stage2, window: TimeWindow, rest: list[Rest]) -> None:
