@@ -150,3 +150,12 @@ def test_viewer_export_analyses_like_the_log(key: str, tmp_path: Path) -> None:
     base, got = _baseline(case.log), _summary(path)
     assert (got.root, got.fired, got.outcome) == (base.root, base.fired, base.outcome)
     assert abs(got.unrecognized - base.unrecognized) <= max(1, 0.02 * base.total)
+
+
+def test_a_file_small_enough_to_reorder_is_never_split() -> None:
+    # A reordered file read in byte ranges would give other line numbers than read whole.
+    from logparse.io.ranges import SPLIT_MIN_BYTES
+    from logparse.parsing.pipeline import PARALLEL_MIN_BYTES
+
+    assert PARALLEL_MIN_BYTES >= order.REORDER_MAX_BYTES
+    assert SPLIT_MIN_BYTES >= order.REORDER_MAX_BYTES
