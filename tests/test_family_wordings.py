@@ -508,7 +508,15 @@ KERNELS = [
         "ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.",
         "AssertionError: triton, trtllm_mha, fa4, or flashinfer backend are the only supported backends on Blackwell "
         "GPUs for hybrid GDN models, use --attention-backend triton to specify the backend.",
+        "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid "
+        "GDN models. Got attention_backend=flashinfer.",
     ])),
+    Case("arch-lone-assertion", "unsupported-gpu-arch", "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} "
+         "backends are supported on Blackwell GPUs for hybrid GDN models. Got attention_backend=flashinfer.\n"),
+    Case("arch-not-selection-notice", "unsupported-gpu-arch", SERVER_ARGS + MAIN
+         + "Use flashinfer as attention backend on sm100 for NemotronHForCausalLM\n", "absent"),
+    Case("arch-not-platform", "unsupported-gpu-arch", args_check(
+        "ValueError: awq quantization is currently not supported in ROCm.", "_verify_quantization"), "absent"),
     Case("arch-vision-fa3", "unsupported-gpu-arch", in_scheduler(
         "ValueError: The 'fa3' backend is not supported on Blackwell GPUs", ("layers/attention/vision.py", "__init__"))),
     Case("arch-lightning", "unsupported-gpu-arch", in_scheduler(
@@ -587,7 +595,84 @@ KERNELS = [
          "on Blackwell.\n", "finding"),
 ]
 
-CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS
+SERVING_FAULTS = [
+    # illegal-memory-access: the CUDA runtime's fault codes as torch (RuntimeError, ≥ 2.8 AcceleratorError),
+    # Triton, FlashInfer and ROCm print them, a C++ terminate, an ATen device assert before the error
+    *(Case(f"fault-{i}", "illegal-memory-access", while_serving(msg)) for i, msg in enumerate([
+        "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
+        "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor "
+        "debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\nSearch for "
+        "`cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for "
+        "more information.",
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "torch.AcceleratorError: CUDA error: device-side assert triggered",
+        "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered",
+        "RuntimeError: HIP error: an illegal memory access was encountered",
+        "RuntimeError: CUDA error: unspecified launch failure",
+        "RuntimeError: CUDA error: misaligned address",
+        "RuntimeError: CUDA error: an illegal instruction was encountered",
+        "RuntimeError: CUDA driver error: an illegal memory access was encountered",
+        "RuntimeError: CUDA error: CUDA_ERROR_ILLEGAL_ADDRESS",
+        "RuntimeError: [FlashInfer] CUDA error: an illegal memory access was encountered",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, m, "
+        "n, k, &falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, compute_type, "
+        "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`",
+    ])),
+    Case("fault-rocm-hsa", "illegal-memory-access", SERVER_ARGS + READY
+         + "Memory access fault by GPU node-2 (Agent handle: 0x38b6960) on address 0x1000. Reason: Page not present "
+         "or supervisor privilege.\n"),
+    Case("fault-terminate", "illegal-memory-access", SERVER_ARGS + READY
+         + "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory "
+         "access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call, so "
+         "the stacktrace below might be incorrect.\n"),
+    Case("fault-aten-assert", "illegal-memory-access", while_serving(
+        "RuntimeError: CUDA error: device-side assert triggered").replace(READY, READY
+        + "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:94: operator(): block: [0,0,0], thread: [0,0,0] "
+        "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n", 1)),
+    Case("fault-not-oom", "illegal-memory-access", while_serving("RuntimeError: CUDA error: out of memory"),
+         "absent"),
+]
+
+
+def at_import(exc: str) -> str:
+    """An import of sgl_kernel's compiled ops failing in the main process."""
+    return (
+        SERVER_ARGS + "Traceback (most recent call last):\n"
+        + '  File "/usr/local/bin/sglang", line 8, in <module>\n    sys.exit(main())\n'
+        + f'  File "{SG}/layers/activation.py", line 30, in <module>\n    from sgl_kernel import gelu_and_mul\n'
+        + '  File "/usr/local/lib/python3.12/dist-packages/sgl_kernel/__init__.py", line 5, in <module>\n'
+        + "    from sgl_kernel import common_ops\n" + exc + "\n"
+    )
+
+
+LIBRARIES = [
+    # kernel-library-mismatch: ABI (undefined symbol), missing runtime libraries, driver too old
+    Case("abi-sgl-kernel", "kernel-library-mismatch", at_import(
+        "ImportError: /usr/local/lib/python3.12/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+        "_ZN3c104cuda9SetDeviceEi")),
+    Case("abi-flashinfer", "kernel-library-mismatch", at_import(
+        "ImportError: /usr/local/lib/python3.12/dist-packages/flashinfer/_kernels.cpython-312-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZNK3c1010TensorImpl36is_contiguous_nondefault_policy_implENS_12MemoryFormatE")),
+    Case("abi-torch-nccl", "kernel-library-mismatch", at_import(
+        "OSError: /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+        "ncclCommWindowRegister")),
+    Case("lib-cudart", "kernel-library-mismatch", at_import(
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory")),
+    Case("lib-common-ops", "kernel-library-mismatch", at_import(
+        "ImportError: [sgl_kernel] CRITICAL: Could not load any common_ops library!")),
+    Case("driver-too-old", "kernel-library-mismatch", in_scheduler(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 12020). Please update your GPU "
+        "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+        "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+        "version of the CUDA driver.")),
+    Case("driver-insufficient", "kernel-library-mismatch", in_scheduler(
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version")),
+    Case("ptx-toolchain", "kernel-library-mismatch", in_scheduler(
+        "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.")),
+]
+
+CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS + SERVING_FAULTS + LIBRARIES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
