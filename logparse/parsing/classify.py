@@ -222,6 +222,9 @@ _LIBRARY_TEXT = lazy_compile(
     r"|Error in sys\.excepthook:\s*$|Original exception was:\s*$"
     r"|(?:\^C)?Process [A-Za-z][\w-]*-\d+(?::\d+)*:\s*$"
     r"|Exception ignored in: \S"
+    # Ray's header of a task's error, before the exception it re-raises: `ray::SGLangEngine.init()`,
+    # `ray::RolloutWorker.generate() (pid=1234, ip=10.0.0.1, actor_id=…, repr=<…>)`
+    r"|ray::[\w.]+\(\)(?: \(pid=\d+[^)]*\)?.*)?\s*$"
     # asyncio's report of a task's exception nobody awaited (the traceback follows): `Task exception
     # was never retrieved`, `future: <Task finished name='Task-3' coro=<…> exception=RuntimeError(…)>`
     r"|Task exception was never retrieved\s*$|future: <Task (?:finished|pending|cancelled) "
@@ -290,13 +293,18 @@ _CONFIG_DUMP = lazy_compile(
 # An environment report, one `Key: value` a line (SGLang's check_env, torch's / vLLM's collect_env,
 # lscpu): a key of one to six words, then a value of a report's kinds only: a version, perhaps after
 # a name and before details (`2.5.1+cu124`, `Ubuntu 22.04.4 LTS (x86_64)`, `3.10.12 (main, …) [GCC
-# 11.4.0]`), a truth value or a not-available marker, an absolute path; and the GPU listing (`GPU
+# 11.4.0]`), a truth value or a not-available marker, an absolute path, a Hub model id, a measured
+# rate (`Throughput: 12577.55 tokens/s`); and the GPU listing (`GPU
 # 0,1: NVIDIA H100 80GB HBM3`). Guarded: no error word anywhere (`RuntimeError: CUDA 12.4 …`).
 _ENV_REPORT = lazy_compile(
     r"(?:[A-Za-z][\w+()/-]*(?: [\w+()/,-]+){0,5}: +"
     r"(?:(?:[A-Z][\w-]* ){0,3}v?\d+(?:\.\d+)+[\w.+~-]*(?: .*)?"
     r"|(?:True|False|Yes|No|N/A|None|Not Available|Could not collect|Module Not Found)"
-    r"|/[\w./+-]*)"
+    r"|/[\w./+-]*"
+    # a model as the Hub names it (`Testing model: THUDM/glm-4-9b-chat`)
+    r"|[\w.-]+/[\w.-]+"
+    # a measured rate, as a benchmark script prints its result (`Throughput: 12577.55 tokens/s`)
+    r"|-?\d+(?:\.\d+)? +(?:tokens?|toks?|req|requests?|samples?|seqs?|it|[KMG]i?B)/s)"
     r"|GPU [\d,]+: \S.*"
     # check_env's keys whose value is free text or a count
     r"|(?:ulimit soft|Hypervisor vendor|NVCC|HIPCC|(?:CUDA|ROCM) Driver Versions?): \S.*)\s*$"
