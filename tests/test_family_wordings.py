@@ -373,6 +373,16 @@ DISTRIBUTED = [
         "RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)", PYNCCL)),
     Case("rccl", "nccl-error", in_scheduler("RuntimeError: RCCL error: unhandled system error", PYNCCL)),
     Case("nccl-aborted", "nccl-error", while_serving("RuntimeError: NCCL communicator was aborted on rank 1.")),
+    # the Gloo (CPU) group created beside NCCL: torch's C++ log line before the cut scheduler traceback
+    Case("gloo-full-mesh", "nccl-error", SERVER_ARGS + TP0 + "Init torch distributed begin.\n"
+         "[rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+         "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+         + TP0 + "Scheduler hit an exception: Traceback (most recent call last):\n"
+         f'  File "{SG}/managers/scheduler.py", line 1773, in run_scheduler_process\n'
+         "    scheduler = Scheduler(server_args, port_args,\n"),
+    Case("gloo-interface", "nccl-error", in_scheduler(
+        "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable "
+        "to find address for: eth0", DIST)),
     # a peer that is gone while the communicator is set up is the peer's failure, not this rank's
     Case("nccl-unique-id", "nccl-error", in_scheduler(
         "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "

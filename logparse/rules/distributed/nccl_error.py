@@ -26,6 +26,9 @@ _KINDS: tuple[tuple[str, str, str], ...] = (
     ("nccl-error-remote", "remote", (
         "a peer went away or the network failed: check the other node's log first, then "
         "`NCCL_SOCKET_IFNAME` and firewalls")),
+    ("nccl-error-gloo", "gloo", (
+        "the CPU (Gloo) process group could not connect the ranks: set `GLOO_SOCKET_IFNAME=<iface>` (and "
+        "`NCCL_SOCKET_IFNAME`) to the interface the nodes reach each other on, and open the ports between them")),
     ("nccl-error-internal", "internal", "an NCCL internal error: check that every rank runs the same NCCL version"),
     ("nccl-error-usage", "usage", "NCCL was called inconsistently across ranks (mismatched collectives or device ids)"),
 )
