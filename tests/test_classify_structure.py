@@ -143,7 +143,7 @@ CLASSIFIED = [
     ("[tool.setuptools.packages.find]", "config-dump"),
     ("GPU Info:", "heading"),
     ("Sampling params:", "heading"),
-    ("Before this PR：", "heading"),
+    ("NVIDIA Topology:", "heading"),
     # environment reports: SGLang's check_env, torch's collect_env, and what they run
     ("Python: 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0]", "config-dump"),
     ("CUDA available: True", "config-dump"),
@@ -286,6 +286,7 @@ UNCLASSIFIED = [
     "the values a=1, b=2, c=3 are wrong",
     # a title naming a failure is the failure's header, not a heading; a scrap of a mapping
     "Scheduler hit an exception:",
+    "Before this PR：",  # a person's title in the report (test_paste_shapes keeps it a gap)
     "Fatal error:",
     "Watchdog timeout:",
     "{'a': 1, 'b",

@@ -23,7 +23,7 @@ tracebacks and commands still assemble across them):
 - `shell-command`: a command echoed outside a launch (`VAR=x cmd --flag`, `$python ./t.py`);
 - `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`);
 - `viewer-metadata`: an id a log viewer shortened to its ends (`2855e530…vdumckda`);
-- `heading`: a short title and its colon alone before a block (`GPU Info:`);
+- `heading`: a short title a program prints alone before a block (`GPU Info:`);
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`), `pip freeze`
   rows, collect_env's `[pip3] numpy==1.26.4`;
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
@@ -326,12 +326,12 @@ _FIELD_DUMP = lazy_compile(
     # `dtypes: torch.bfloat16, torch.float32`): a name, then a list of numeric lists or of dotted names
     r"|[a-z]+: (?:\[[-\d, ]*\](?:, \[[-\d, ]*\])*|[a-z_]+\.\w+(?:, [a-z_]+\.\w+)*)\s*$"
 )
-# A title alone before a block (a script's `print("GPU Info:")`, a paste's `Before this PR：`): one to
-# four words and a colon (ASCII or full-width); guarded: no error word (`Scheduler hit an exception:`
-# heads a failure). Tried after the message indices and the runtime's fixed texts (`Process SpawnProcess-1:`).
-_HEADING = lazy_compile(
-    r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3} ?[:：]\s*$"
-)
+# A title a program prints alone before a block (`print("GPU Info:")`, check_env's `NVIDIA Topology:`,
+# nvidia-smi's `Legend:`): one to four words and an ASCII colon; guarded: no error word (`Scheduler hit
+# an exception:` heads a failure). A title a person typed in the report around the log (`Before this
+# PR：`, with an input method's full-width colon) is prose and stays a gap. Tried after the message
+# indices and the runtime's fixed texts (`Process SpawnProcess-1:`).
+_HEADING = lazy_compile(r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3}:\s*$")
 # A command as a shell prompt echoes it or a README shows it, outside a launch (the grammar knows
 # SGLang's own commands): environment assignments before the command (`LLM_MODEL=x TP=1 modal run
 # app.py::main --task benchmark`), or a prompt's `$` with or without its space (`$python ./t.py`).
