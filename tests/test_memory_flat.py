@@ -194,3 +194,49 @@ def test_break_even_buckets_keep_the_valid_rows_only() -> None:
     (spec, base), peak = _peak(lambda: speculative.per_request_throughput(d))
     assert sorted(base) == list(range(7)) and sorted(spec) == list(range(1, 7))  # odd rows: an even count
     assert peak < 400_000 * 40, peak
+
+
+def test_saturated_rows_one_pass_equals_the_list() -> None:
+    """kv-cache-saturated's facts from one pass equal those of the old list of (line, usage, queue,
+    running) per hit, sorted."""
+    import random
+
+    from logparse.parsing import columns
+    from logparse.rules import performance
+
+    rng = random.Random(9)
+    for rows in (0, 500, 90_000):
+        d, p = columns.decode_columns(), columns.prefill_columns()
+        for i in range(rows):
+            kw: dict[str, Any] = {"token_usage": rng.choice([0.5, 0.9, 0.95, 0.99, 1.0]),
+                                  "queue": rng.choice([0, 0, 3, 40, 200])}
+            if rng.random() < 0.8:
+                kw["running"] = rng.randint(0, 60)
+            (d if rng.random() < 0.6 else p).add(2 * i + rng.randint(0, 1), 1.0, "TP0", kw)
+        hits = []
+        for cols in (d, p):
+            usage, queue, running = (cols.column(n) for n in ("token_usage", "queue", "running"))
+            hits += [(cols.line[i], usage[i], queue[i], running[i]) for i in range(len(cols))
+                     if usage[i] >= 0.9 and queue[i] > 0]
+        hits.sort()
+        got = performance._saturated(d, p, 0.9)
+        assert got.lines == len(hits)
+        if not hits:
+            continue
+        runs = sorted(h[3] for h in hits if h[3] == h[3])
+        assert (got.first, got.last, got.peak_line) == (hits[0][0], hits[-1][0], max(hits, key=lambda h: (h[1], h[2]))[0])
+        assert (got.peak_queue, got.peak_usage) == (max(h[2] for h in hits), max(h[1] for h in hits))
+        assert got.median_running() == (runs[len(runs) // 2] if runs else None)
+        assert got.dwarfed == any(performance._dwarfed(h[2], h[3]) for h in hits)
+
+
+def test_saturated_rows_hold_no_tuple_per_hit() -> None:
+    from logparse.parsing import columns
+    from logparse.rules import performance
+
+    d = columns.decode_columns()
+    for i in range(300_000):
+        d.add(i, 1.0, "TP0", {"token_usage": 0.97, "queue": 5 + i % 9, "running": i % 40})
+    got, peak = _peak(lambda: performance._saturated(d, columns.prefill_columns(), 0.9))
+    assert got.lines == 300_000
+    assert peak < 12 * MiB, peak  # 6 MB measured (8 bytes a hit for the median); the list of tuples: 72 MB

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.model.events import CaptureBatchSizes, KnownMessage, SchedulerLimits, Severity
@@ -212,6 +213,57 @@ def _dwarfed(queue: float, running: float) -> bool:
     return running == running and queue >= SINGLE_LINE_MIN_QUEUE and queue >= SINGLE_LINE_QUEUE_RATIO * max(running, 1.0)
 
 
+@dataclass
+class _Saturated:
+    """The stats rows with token usage >= the level while requests queue (decode and prefill)."""
+
+    lines: int = 0
+    dwarfed: bool = False  # one of them has a queue that dwarfs its batch (`_dwarfed`)
+    peak_queue: float = -math.inf
+    peak_usage: float = -math.inf
+    first: int = 0  # smallest and largest line
+    last: int = 0
+    peak_line: int = 0  # the first line with the largest (usage, queue)
+    peak_key: tuple[float, float] = (-math.inf, -math.inf)
+    running: array[float] = field(default_factory=lambda: array("d"))  # their printed #running-req
+
+    def row(self, line: int, usage: float, queue: float, running: float) -> None:
+        self.first = line if not self.lines else min(self.first, line)
+        self.last = line if not self.lines else max(self.last, line)
+        self.lines += 1
+        self.dwarfed = self.dwarfed or _dwarfed(queue, running)
+        self.peak_queue, self.peak_usage = max(self.peak_queue, queue), max(self.peak_usage, usage)
+        if (usage, queue) > self.peak_key or ((usage, queue) == self.peak_key and line < self.peak_line):
+            self.peak_key, self.peak_line = (usage, queue), line
+
+    def median_running(self) -> float | None:
+        """The upper median of the printed counts (as `sorted(...)[n // 2]`)."""
+        n = len(self.running)
+        if not n:
+            return None
+        if n >= colstats.NUMPY_FROM:
+            import numpy as np
+
+            return float(np.sort(np.frombuffer(self.running, dtype=np.float64))[n // 2])
+        return sorted(self.running)[n // 2]
+
+
+def _saturated(decode: Any, prefill: Any, level: float) -> _Saturated:
+    """One pass, slice by slice: a list of (line, usage, queue, running) per hit held ~150 bytes
+    a row (~70 MB at 4M failure-heavy lines)."""
+    out = _Saturated()
+    for cols in (decode, prefill):
+        n = len(cols)
+        for lo in range(0, n, colstats.SLICE_ROWS):
+            hi = min(lo + colstats.SLICE_ROWS, n)
+            usage, queue, running = (cols.column(name, lo, hi) for name in ("token_usage", "queue", "running"))
+            for i in colstats.rows_where(usage, level, queue, 0):
+                out.row(cols.line[lo + i], usage[i], queue[i], running[i])
+                if running[i] == running[i]:
+                    out.running.append(running[i])
+    return out
+
+
 @rule(code="PERF002", name="kv-cache-saturated", family="performance", severity=Severity.WARNING,
       needs=("serving",))
 def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
@@ -239,22 +291,14 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
     """
     level = float(ctx.threshold("kv-cache-saturated", "token_usage", 0.90))
     min_lines = int(ctx.threshold("kv-cache-saturated", "min_lines", 2))
-    hits: list[tuple[int, float, float, float]] = []  # (line, usage, queue, running)
-    for cols in (ctx.log.decode, ctx.log.prefill):
-        usage, queue, running = cols.column("token_usage"), cols.column("queue"), cols.column("running")
-        for i in colstats.rows_where(usage, level, queue, 0):
-            hits.append((cols.line[i], usage[i], queue[i], running[i]))
-    if len(hits) < min_lines and not any(_dwarfed(h[2], h[3]) for h in hits):
+    hits = _saturated(ctx.log.decode, ctx.log.prefill, level)
+    if hits.lines < min_lines and not hits.dwarfed:
         return
-    hits.sort()
-    peak_q = max(h[2] for h in hits)
-    peak_u = max(h[1] for h in hits)
-    runs = sorted(h[3] for h in hits if h[3] == h[3])
-    med_run = runs[len(runs) // 2] if runs else None
+    peak_q, peak_u, med_run = hits.peak_queue, hits.peak_usage, hits.median_running()
     limits = ctx.log.of(SchedulerLimits)
     kv_tokens = limits[0].max_total_num_tokens if limits else None
     frac = _num(ctx.views.arg("mem_fraction_static"))
-    data: dict[str, Any] = {"lines": len(hits), "token_usage_threshold": level, "token_usage_max": round(peak_u, 3),
+    data: dict[str, Any] = {"lines": hits.lines, "token_usage_threshold": level, "token_usage_max": round(peak_u, 3),
                             "queue_req_max": int(peak_q), "running_req_median": med_run, "kv_cache_tokens": kv_tokens,
                             "mem_fraction_static": frac}
     parts = []
@@ -270,12 +314,11 @@ def kv_cache_saturated(ctx: RuleContext) -> Iterator[Finding]:
             data["suggested_max_running_requests"] = cap
             parts.append(f"or fewer running requests: `--max-running-requests {cap}`")
     kv = f" of {kv_tokens} tokens" if kv_tokens else ""
-    on = f"{len(hits)} stats lines" if len(hits) > 1 else "a stats line"
+    on = f"{hits.lines} stats lines" if hits.lines > 1 else "a stats line"
     message = (f"KV cache saturated: token usage ≥ {level:.2f} (up to {peak_u:.2f}{kv}) on {on} "
                f"while up to {int(peak_q)} requests queued"
                + (f" (median {int(med_run)} running)" if med_run is not None and not math.isnan(med_run) else ""))
     remedy = "more KV room: " + ", ".join(parts)
-    first, last = hits[0][0], hits[-1][0]
-    peak_line = max(hits, key=lambda h: (h[1], h[2]))[0]
+    first, last, peak_line = hits.first, hits.last, hits.peak_line
     lines = sorted({(first, first), (peak_line, peak_line), (last, last)})
     yield ctx.finding("kv-cache-saturated", message, remedy, lines=lines, data=data, claim=False)
