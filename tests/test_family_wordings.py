@@ -493,6 +493,15 @@ SPECULATIVE = [
     Case("draft-arch", "spec-draft-load-failure", in_scheduler(
         "ValueError: Model architectures ['FooEagle'] are not supported for now.",
         ("speculative/eagle_worker.py", "__init__"), LOAD)),
+    # an EAGLE3 head's own parameter names ('midlayer.…', 'd2t' / 't2d') in a weight loader's KeyError
+    Case("draft-eagle3-weights", "spec-draft-load-failure", in_scheduler(
+        "KeyError: 'midlayer.self_attn.qkv_proj.weight'", LOAD, ("model_loader/loader.py", "load_model"),
+        ("models/qwen3.py", "load_weights"))),
+    Case("draft-eagle3-d2t", "spec-draft-load-failure", in_scheduler(
+        "KeyError: 'd2t'", LOAD, ("model_loader/loader.py", "load_model"), ("models/llama.py", "load_weights"))),
+    Case("draft-not-target-key", "spec-draft-load-failure", in_scheduler(
+        "KeyError: 'model.layers.0.mlp.experts.w2_weight_scale'", LOAD, ("models/deepseek_v2.py", "load_weights")),
+         "absent"),
     Case("draft-graph", "spec-draft-load-failure", in_scheduler(
         "Exception: Capture cuda graph failed: The size of tensor a (8) must match the size of tensor b (4) at "
         "non-singleton dimension 0", ("speculative/eagle_worker.py", "init_cuda_graphs"),
