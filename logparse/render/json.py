@@ -8,16 +8,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from logparse._version import __version__
-from logparse.render.summary import clean, file_summary
+from logparse.render.summary import clean
 
 
 def document(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, redact: bool = True) -> dict[str, Any]:
     """Secrets are masked unless redact=False; `redactions` counts them by kind (per file and in all)."""
     from collections import Counter
 
-    from logparse.render.sanitize import clean_document, clean_entry
+    from logparse.render.sanitize import clean_document, clean_summary
 
-    files = [clean_entry(file_summary(a), a, redact) for a in analyses]
+    files = [clean_summary(a, redact) for a in analyses]
     total: Counter[str] = Counter()
     for f in files:
         total.update(f["redactions"])

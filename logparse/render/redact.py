@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
+from math import isfinite
 from typing import Any
 
 MASK = "[REDACTED]"
@@ -238,6 +239,9 @@ class Redactor:
         self.scans = 0
         self._pem_open = False  # inside a PEM block that an earlier line of the same list opened
         self._flow = 0  # > 0 while walking the lines of a list (the only place a PEM block spans)
+        # Also make the copy JSON-safe as `render.summary.clean` does (NaN and infinities → None,
+        # keys → str), so that an output document is walked once, not cleaned and then redacted.
+        self.json_safe = False
         # string → (redacted, kinds masked, PEM block left open) for strings seen outside a PEM block
         self._memo: dict[str, tuple[str, tuple[str, ...], bool]] = {}
         # The same for what `text` returns (a subclass's too: the sanitizer also defuses), with the
@@ -446,6 +450,8 @@ class Redactor:
         cls = type(value)
         if cls is dict:
             return self._dict(value)
+        if cls is float and self.json_safe and not isfinite(value):
+            return None
         if cls is str or cls is float or cls is int or cls is bool or value is None:
             if key is not None and self.mask_keys and is_secret_key(key) and not _empty(value):
                 return self._masked(value)
@@ -458,10 +464,13 @@ class Redactor:
         out: dict[Any, Any] = {}
         done = self._done
         counts = self.counts
+        json_safe = self.json_safe
         for k, v in value.items():
             if type(k) is not str:
-                out[self._key(k) if isinstance(k, str) else k] = self.data(v, k if isinstance(k, str) else None)
-                continue
+                if not json_safe:
+                    out[self._key(k) if isinstance(k, str) else k] = self.data(v, k if isinstance(k, str) else None)
+                    continue
+                k = str(k)
             hit = done.get(k)
             if hit is None:
                 name = self._key(k)
@@ -471,6 +480,8 @@ class Redactor:
                     counts[kind] += n
             cls = type(v)
             if cls is float or cls is int or v is None or cls is bool:
+                if json_safe and cls is float and not isfinite(v):
+                    v = None
                 out[name] = self._masked(v) if self.mask_keys and is_secret_key(k) and not _empty(v) else v
             else:
                 out[name] = self.data(v, k)
@@ -487,6 +498,8 @@ class Redactor:
 
     def _data_any(self, value: Any, key: str | None) -> Any:
         """`data` for values that are not exactly a JSON type (str, dict, list subclasses…)."""
+        if self.json_safe and isinstance(value, float) and not isfinite(value):
+            return None
         if (
             self.mask_keys
             and key is not None
@@ -498,10 +511,7 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {
-                (self._key(k) if isinstance(k, str) else k): self.data(v, k if isinstance(k, str) else None)
-                for k, v in value.items()
-            }
+            return self._dict(value)
         if isinstance(value, (list, tuple)):
             return self._list(value)
         return value

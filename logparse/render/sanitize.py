@@ -39,7 +39,20 @@ class Sanitizer(Redactor):
 
 def clean_entry(entry: dict[str, Any], analysis: Any, redact: bool = True) -> dict[str, Any]:
     """The per-file summary of an analysis, safe to print, with `redactions` by kind."""
+    return _sanitized_entry(entry, analysis, Sanitizer(redact), redact)
+
+
+def clean_summary(analysis: Any, redact: bool = True) -> dict[str, Any]:
+    """`clean_entry(file_summary(analysis), …)` in one walk of the summary: the sanitizer also
+    makes it JSON-safe (a 1M-line startup-heavy summary holds ~1.3M values)."""
+    from logparse.render.summary import summary_entry
+
     s = Sanitizer(redact)
+    s.json_safe = True
+    return _sanitized_entry(summary_entry(analysis), analysis, s, redact)
+
+
+def _sanitized_entry(entry: dict[str, Any], analysis: Any, s: Sanitizer, redact: bool) -> dict[str, Any]:
     cov = entry.get("coverage")
     if redact and isinstance(cov, dict):
         from logparse.parsing.coverage import template_of

@@ -128,6 +128,12 @@ def _with_memory(log: Any, launches: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
+    """The per-file summary, JSON-safe (`clean`)."""
+    return clean(summary_entry(analysis, top=top))  # type: ignore[no-any-return]
+
+
+def summary_entry(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
+    """The per-file summary before `clean` (the sanitizer's JSON-safe walk cleans it on its way)."""
     log = analysis.log
     merged = "origins" in log.derived
     cov = log.coverage
@@ -150,4 +156,4 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
     }
     if merged:
         entry["files"] = list(log.derived["origins"].paths)
-    return clean(entry)  # type: ignore[no-any-return]
+    return entry

@@ -18,7 +18,6 @@ from typing import Any
 from logparse.render.bullets import remedy_bullets
 from logparse.render.layout import GLUE, Doc, Paint, table, wrap
 from logparse.render.neutral import one_line
-from logparse.render.summary import file_summary
 from logparse.run.ranks import rank_key, rank_range
 
 WIDTH = 100  # the default width (layout.DEFAULT_WIDTH); kept for callers that import it
@@ -662,9 +661,9 @@ def render(analyses: Sequence[Any], *, redact: bool = True, width: int | None = 
     """Secrets masked unless redact=False; no output line can be a CI workflow command;
     `width` None prints every line whole (`--wide`)."""
     from logparse.render.neutral import neutralize
-    from logparse.render.sanitize import clean_entry
+    from logparse.render.sanitize import clean_summary
 
     paint = Paint(color)
     shown = Shown()
-    return neutralize("\n".join(render_one(clean_entry(file_summary(a), a, redact), width, paint, shown)
+    return neutralize("\n".join(render_one(clean_summary(a, redact), width, paint, shown)
                                 for a in analyses))
