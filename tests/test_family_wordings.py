@@ -174,7 +174,23 @@ MEMORY = [
     Case("retract-new", "kv-cache-exhausted", SERVER_ARGS + READY + TP0
          + "KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_token_ratio: 0.4000 -> 0.6000\n",
          "finding"),
+    Case("retract-aborted", "kv-cache-exhausted", SERVER_ARGS + READY + TP0
+         + "KV cache pool is full. Retract requests. #retracted_reqs: 2, #aborted_retracted_reqs: 0, "
+         "#new_token_ratio: 0.5000 -> 0.8000\n", "finding"),
+    Case("batch-oom-decode-0.1", "kv-cache-exhausted", SERVER_ARGS + READY
+         + "Decode out of memory. This should never happen.\n", "finding"),
+    Case("batch-oom-prefill-0.1", "kv-cache-exhausted", SERVER_ARGS + READY
+         + "Prefill out of memory. This should never happen.\n", "finding"),
+    Case("batch-oom-prefill", "kv-cache-exhausted", SERVER_ARGS + READY + TP0
+         + "Prefill out of memory. Try to lower your batch size.\nTry to allocate 8192 tokens.\n", "finding"),
     # memory-leak-detected, mamba-pool-exhausted
+    Case("leak-kv-0.1", "memory-leak-detected", SERVER_ARGS + READY + TP0 + "KV cache pool leak detected!\n",
+         "finding"),
+    Case("leak-pool", "memory-leak-detected", SERVER_ARGS + READY + TP0 + "Memory pool leak detected!\n",
+         "finding"),
+    Case("leak-userwarning", "memory-leak-detected", SERVER_ARGS + READY
+         + f"{SG}/managers/tp_worker.py:300: UserWarning: KV cache pool leak detected!available_size=123, "
+         "self.max_total_num_tokens=456\n  warnings.warn(\n", "finding"),
     Case("leak-idle", "memory-leak-detected", in_scheduler(
         "ValueError: token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=396701, "
         "available_size=6016, evictable_size=390685, protected_size=0")),
