@@ -240,3 +240,37 @@ def test_saturated_rows_hold_no_tuple_per_hit() -> None:
     got, peak = _peak(lambda: performance._saturated(d, columns.prefill_columns(), 0.9))
     assert got.lines == 300_000
     assert peak < 12 * MiB, peak  # 6 MB measured (8 bytes a hit for the median); the list of tuples: 72 MB
+
+
+def test_queued_at_cap_one_pass_equals_the_lists() -> None:
+    import random
+
+    from logparse.parsing import columns
+    from logparse.rules.info import max_running
+
+    rng = random.Random(3)
+    for rows in (0, 400, 140_000):
+        d = columns.decode_columns()
+        for i in range(rows):
+            kw: dict[str, Any] = {}
+            if rng.random() < 0.9:
+                kw["running"] = rng.choice([8, 16, 31, 32, 32, 40])
+            if rng.random() < 0.9:
+                kw["queue"] = rng.choice([0, 0, 1, 7, 90])
+            if rng.random() < 0.7:
+                kw["token_usage"] = rng.choice([0.1, 0.35, 0.8])
+            d.add(i, 1.0, "TP0", kw)
+        running, queue, usage = (d.column(n) for n in ("running", "queue", "token_usage"))
+        at_cap = [i for i in range(len(d)) if running[i] == running[i] and running[i] >= 32]
+        queued = [i for i in at_cap if queue[i] == queue[i] and queue[i] > 0]
+        u = [usage[i] for i in queued if usage[i] == usage[i]]
+        got = max_running._queued_at_cap(d, 32)
+        assert got[0] == len(queued)
+        if queued:
+            assert got[1:] == (queued[0], max(queue[i] for i in queued), max(u) if u else None)
+    d = columns.decode_columns()
+    for i in range(600_000):
+        d.add(i, 1.0, "TP0", {"running": 32, "queue": 1 + i % 5, "token_usage": 0.5})
+    got, peak = _peak(lambda: max_running._queued_at_cap(d, 32))
+    assert got == (600_000, 0, 5.0, 0.5)
+    assert peak < 8 * MiB, peak  # three widened slices; the lists of every row at the cap: ~43 MB
