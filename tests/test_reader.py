@@ -659,6 +659,16 @@ def test_not_a_wrapper(tmp_path: Path, line: str) -> None:
     assert rep.wrapped == 0
 
 
+# A line alone, or after a neighbour that puts its block on each of the reader's paths (the hot
+# loop, the tqdm cleaning, ANSI cleaning, per-line bytes): a repair must not depend on the path.
+BLOCK_NEIGHBOURS = [
+    pytest.param(b"", id="alone"),
+    pytest.param(b"[2025-11-19 14:41:26 TP0] Init torch distributed begin.\n", id="fast"),
+    pytest.param(b"x 1/2 [00:01<00:01, 1.2it/s]\n", id="tqdm"),
+    pytest.param(b"[0m\n", id="ansi"),
+    pytest.param(b"bad \xff\n", id="slow"),
+]
+
 AUTOLINKED = [
     pytest.param(  # dev/h-025: a chat client's tel: link around the date and the hour
         "[[2025-11-19 14](tel:2025-11-19 14):41:27] INFO:     Application startup complete.",
@@ -699,15 +709,47 @@ AUTOLINKED = [
 
 
 @pytest.mark.parametrize(("line", "text"), AUTOLINKED)
-@pytest.mark.parametrize(
-    "neighbour",
-    [b"", b"[2025-11-19 14:41:26 TP0] Init torch distributed begin.\n", b"x 1/2 [00:01<00:01, 1.2it/s]\n",
-     b"[0m\n", b"bad \xff\n"],
-    ids=["alone", "fast", "tqdm", "ansi", "slow"],
-)
+@pytest.mark.parametrize("neighbour", BLOCK_NEIGHBOURS)
 def test_autolinked_envelope_is_repaired(tmp_path: Path, line: str, text: str, neighbour: bytes) -> None:
     lines, _ = read_bytes(tmp_path, neighbour + line.encode() + b"\n")
     assert lines[-1][1:] == (text, None)
+
+
+GLUED_PROMPTS = [
+    pytest.param(  # dev/j-006: curl's JSON answer without its final newline, then the next prompt
+        '{"text":"","meta_info":{"e2e_latency":0.07976341247558594}}root@hd19nh7b2md0c7iunpfng-77c96f889b-7hls2:/# tail -f prefiller.log',
+        ['{"text":"","meta_info":{"e2e_latency":0.07976341247558594}}',
+         "root@hd19nh7b2md0c7iunpfng-77c96f889b-7hls2:/# tail -f prefiller.log"],
+        id="json-then-prompt",
+    ),
+    pytest.param(
+        '["a", "b"](base) user@node-3:~/sglang$ python -m sglang.launch_server --model-path x',
+        ['["a", "b"]', "(base) user@node-3:~/sglang$ python -m sglang.launch_server --model-path x"],
+        id="list-then-conda-prompt",
+    ),
+    pytest.param(
+        '{"ok": true}[user@gpu01 ~]$ ls',
+        ['{"ok": true}', "[user@gpu01 ~]$ ls"],
+        id="rhel-prompt",
+    ),
+    pytest.param(  # a prompt-like text inside a string is the string's
+        '{"cmd": "root@host:/# ls"}',
+        ['{"cmd": "root@host:/# ls"}'],
+        id="inside-a-string",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), GLUED_PROMPTS)
+@pytest.mark.parametrize("neighbour", BLOCK_NEIGHBOURS)
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_glued_prompt_is_split_off(tmp_path: Path, line: str, expected: list[str], neighbour: bytes,
+                                   final_newline: bool) -> None:
+    data = neighbour + line.encode() + (b"\n" if final_newline else b"")
+    lines, rep = read_bytes(tmp_path, data)
+    last = lines[-1][0]
+    assert [t for n, t, _ in lines if n == last] == expected
+    assert rep.glued_splits == len(expected) - 1
 
 
 def test_code_block_indentation_is_learned_from_a_vllm_line(tmp_path: Path) -> None:

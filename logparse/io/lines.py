@@ -28,6 +28,7 @@ from logparse.io.decode import (
     slow_line,
     strip_padding,
 )
+from logparse.io.prompts import GLUED_PROMPT_PRECHECK, split_glued_prompts
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.sources import source_blocks
 from logparse.io.wrappers import Unwrapper, bracketed_wrappers
@@ -118,6 +119,8 @@ def iter_lines(
                 for b in chunk[:-1].split(b"\n"):
                     no += 1
                     out = slow_line(b, no, report, unwrap, max_chars, False)
+                    if b"@" in b:
+                        out = split_glued_prompts(out, report)
                     report.lines += len(out)
                     yield from out
                 continue
@@ -129,6 +132,15 @@ def iter_lines(
             # `[service]   | …` / `[pod/…/…] ` prefixes or autolinked envelopes (`[[date](tel:date):…`)
             # in this block: `[` lines need unwrapping too (rare).
             bracketed = bracketed_wrappers(text)
+            if "@" in text and GLUED_PROMPT_PRECHECK.search(text) is not None:
+                # A shell prompt glued after output without its final newline (rare): every
+                # line gets the full cleaning, then loses its glued prompt to a line of its own.
+                for s in lines:
+                    no += 1
+                    out = split_glued_prompts(clean(s, no, report, unwrap, ansi), report)
+                    report.lines += len(out)
+                    yield from out
+                continue
             if bracketed and not ansi and not need_clean:
                 for s in lines:
                     no += 1
@@ -196,6 +208,8 @@ def iter_lines(
             report.missing_final_newline = True
             no += 1
             out = slow_line(pending, no, report, unwrap, max_chars, False)
+            if b"@" in pending:
+                out = split_glued_prompts(out, report)
             report.lines += len(out)
             yield from out
     finally:
