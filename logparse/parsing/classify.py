@@ -77,9 +77,7 @@ _PIP = lazy_compile(
     r"ERROR: (?:Could not find a version|No matching distribution)|DEPRECATION: )"
     # uv's changed-package lines: ` + torch==2.8.0` / ` - torch==2.7.1`
     r"|[ ]?[+-] [A-Za-z0-9_.-]+==\S+$"
-    # `pip freeze` rows (`torch==2.5.1`, `sgl-kernel @ file:///…`), and torch's / vLLM's collect_env
-    # package list (`[pip3] numpy==1.26.4`, `[conda] torch 2.5.1 pypi_0 pypi`)
-    r"|[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:==[\w.+!-]+| @ \S+)\s*$"
+    # torch's / vLLM's collect_env package list (`[pip3] numpy==1.26.4`, `[conda] torch 2.5.1 pypi_0 pypi`)
     r"|\[(?:pip3?|conda|uv)\] \S"
     # pip's network retry: `WARNING: Retrying (Retry(total=4, connect=None, …)) after connection broken by …`
     r"|WARNING: Retrying \(Retry\(total=\d+"
@@ -309,6 +307,9 @@ _ENV_REPORT = lazy_compile(
     # check_env's keys whose value is free text or a count
     r"|(?:ulimit soft|Hypervisor vendor|NVCC|HIPCC|(?:CUDA|ROCM) Driver Versions?): \S.*)\s*$"
 )
+# `pip freeze` rows (`torch==2.5.1`, `sgl-kernel @ file:///…`): tried late, as any line's first word
+# would be scanned for it.
+_PIP_FREEZE = lazy_compile(r"[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:==[\w.+!-]+| @ \S+)\s*$")
 # A record printed field by field by native code with its values aligned in a column: a C/C++
 # struct dump (DeepGEMM's / CUTLASS's TMA descriptor on a failed `cuTensorMapEncode…`: `format         9`,
 # `gmem_address   0xd86cd7000`, `globalDim      (128,1,8,282843,1)`, `TMA Desc Addr:   0xfffe8d7f6a80`;
@@ -396,7 +397,7 @@ def _names_failure(body: str) -> bool:
 # Shapes tried after the message indices (a known message wins over a look-alike shape), in order:
 # (pattern, kind, guarded by _names_failure).
 _LATE_SHAPES = ((_DATA, "data", False), (_JSON, "data", True), (_CONFIG_DUMP, "config-dump", False),
-                (_ENV_REPORT, "config-dump", True), (_FIELD_DUMP, "field-dump", False),
+                (_ENV_REPORT, "config-dump", True), (_PIP_FREEZE, "pip", False), (_FIELD_DUMP, "field-dump", False),
                 (_SHELL_COMMAND, "shell-command", False), (_PYTHON_SOURCE, "python-source", False),
                 (_ELIDED_ID, "viewer-metadata", False), (_HEADING, "heading", True))
 

@@ -11,9 +11,9 @@ after their head (inside a value or a later piece) or at their start (their *tai
 
 Safeguards: a tail must keep at least MIN_TAIL characters of literal text (values not counted),
 MIN_TAIL_LETTERS of them letters, and the cut must fall inside a word (the fragment starts with a
-letter or digit and so does the template's character before it): that is what a selection or a
-column break does, while a whole message that happens to end like a longer one starts at a word
-boundary. Values are compared as masked numbers on both sides (`{}`), so a tail whose cut-off part
+lowercase letter and the template's character before it is a letter or digit): that is what a
+selection or a column break does, while a whole message that happens to end like a longer one
+starts at a word boundary. Values are compared as masked numbers on both sides (`{}`), so a tail whose cut-off part
 held a value still matches. A head must be at least MIN_HEAD characters of two words. An envelope
 cut anywhere must still hold its distinctive anchor whole (a lone word is never a cut envelope).
 
@@ -128,7 +128,9 @@ def is_cut_after_head(text: str) -> bool:
 def is_cut_tail(text: str) -> bool:
     """Whether `text` is the end of a known message cut inside a word (`ected all trees`)."""
     body = text.strip()
-    if len(body) < MIN_TAIL or not body[0].isalnum():
+    # A cut inside a word leaves the word's lowercase rest first (`ected`, `vail`, `ormers`); a
+    # number there would be masked anyway.
+    if len(body) < MIN_TAIL or not body[0].islower():
         return False
     query = _masked(body)
     rev = query[::-1]
