@@ -54,8 +54,12 @@ def find_message(ctx: RuleContext, codes: str | Sequence[str], *, include_claime
     hits: list[Found] = []
     seen_tb: set[int] = set()
     covered: set[int] = set()
+    # Ranks raise the same exception (a failure-heavy log: thousands of tracebacks, a few distinct
+    # texts): each distinct text is matched against the codes once, each hit gets its own fields.
+    answers: dict[str, tuple[str, dict[str, Any]] | None] = {}
     for r in ctx.raised():
-        m = first_match(ctx, wanted, r.text)
+        text = r.text
+        m = answers[text] if text in answers else answers.setdefault(text, first_match(ctx, wanted, text))
         if m is None:
             continue
         ev = r.traceback or r.event
@@ -68,7 +72,7 @@ def find_message(ctx: RuleContext, codes: str | Sequence[str], *, include_claime
             covered.update(range(r.traceback.line, (r.traceback.end_line or r.traceback.line) + 1))
         else:
             covered.add(ev.line)
-        hits.append(Found(m[0], ev.line, r.text, m[1], r.traceback, ev))
+        hits.append(Found(m[0], ev.line, r.text, dict(m[1]), r.traceback, ev))
     if texts:
         lines: dict[int, tuple[str, dict[str, Any]]] = {}
         for code in wanted:
