@@ -324,6 +324,39 @@ SERVER = [
     Case("model-torch-zip", "model-load-failure", in_scheduler(
         "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory", LOAD,
         ("model_loader/weight_utils.py", "pt_weights_iterator"))),
+    # the hub unreachable or refusing (network, proxy, rate limit), an incomplete download, transformers too old
+    Case("model-hub-offline", "model-load-failure", in_main(
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached "
+        "files and it looks like Qwen/Qwen3-8B is not the path to a directory containing a file named config.json.\n"
+        "Checkout your internet connection or see how to run the library in offline mode at "
+        "'https://huggingface.co/docs/transformers/installation#offline-mode'.", CONFIG)),
+    Case("model-hub-network", "model-load-failure", in_main(
+        "requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /api/models/Qwen/Qwen3-8B/revision/main (Caused by NewConnectionError("
+        "'<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno 101] "
+        "Network is unreachable'))\"), '(Request ID: 1)')", ("model_loader/weight_utils.py", "download_weights_from_hf"))),
+    Case("model-hub-rate-limit", "model-load-failure", in_main(
+        "huggingface_hub.errors.HfHubHTTPError: 429 Client Error: Too Many Requests for url: "
+        "https://huggingface.co/api/models/Qwen/Qwen3-8B", CONFIG)),
+    Case("model-download-incomplete", "model-load-failure", in_main(
+        "OSError: Consistency check failed: file should be of size 4976698672 but has size 1073741824 "
+        "(model-00001-of-00004.safetensors).\nWe are sorry for the inconvenience. Please retry with "
+        "`force_download=True`.", ("model_loader/weight_utils.py", "download_weights_from_hf"))),
+    Case("model-transformers-import", "model-load-failure", in_main(
+        "ImportError: cannot import name 'Qwen3VLConfig' from 'transformers' "
+        "(/usr/local/lib/python3.12/dist-packages/transformers/__init__.py)", ("configs/qwen3_vl.py", "<module>"))),
+    Case("model-tokenizer-class", "model-load-failure", in_main(
+        "ValueError: Tokenizer class Qwen2Tokenizer does not exist or is not currently imported.",
+        ("hf_transformers_utils.py", "get_tokenizer"))),
+    Case("model-not-local-warmup", "model-load-failure", SERVER_ARGS + MAIN
+         + "Initialization failed. warmup error: Traceback (most recent call last):\n"
+         f'  File "{SG}/entrypoints/http_server.py", line 900, in _wait_and_warmup\n    res = requests.post(\n'
+         "requests.exceptions.ConnectionError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries "
+         "exceeded with url: /generate\n", "absent"),
+    Case("model-not-ignored-import", "model-load-failure", SERVER_ARGS + TP0
+         + "Ignore import error when loading sglang.srt.models.glmasr: cannot import name 'GlmAsrConfig' from "
+         "'transformers' (/usr/local/lib/python3.12/dist-packages/transformers/__init__.py)\n" + TP0
+         + "Load weight begin. avail mem=78.50 GB\n", "absent"),
     Case("model-not-args", "model-load-failure", args_check(
         "AssertionError: chunked_prefill_size must be divisible by page_size", "check_server_args", after_args=True),
          "absent"),

@@ -18,6 +18,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("model-auth", "auth"),
     ("model-not-found", "not-found"),
     ("model-checkpoint-corrupt", "corrupt"),
+    ("model-hub-unreachable", "hub"),
     ("model-unknown-type", "unknown-model-type"),
     ("model-architecture-unsupported", "architecture"),
     ("model-processor-unsupported", "processor"),
@@ -26,6 +27,7 @@ _KINDS: tuple[tuple[str, str], ...] = (
 _CODES = tuple(code for code, _ in _KINDS)
 _LABELS = {"auth": "access to the model repo was refused", "not-found": "model files not found",
            "corrupt": "a checkpoint file is damaged or incomplete",
+           "hub": "the Hugging Face hub could not be reached",
            "unknown-model-type": "unknown model_type", "architecture": "architecture not supported",
            "processor": "no multimodal processor for the architecture",
            "transformers-version": "transformers version mismatch", "unknown": "model could not be loaded"}
@@ -66,6 +68,10 @@ def _model_remedy(ctx: RuleContext, kind: str, text: str, model: str | None, ign
         return (f"a checkpoint file{m_} is truncated or is a Git LFS pointer: re-download the weights "
                 "(`huggingface-cli download <repo> --local-dir <dir>`, or `git lfs pull`) and compare the file "
                 "sizes with the hub's")
+    if kind == "hub":
+        return (f"the hub did not answer for{m_ or ' the model'}: check the network / proxy of the server "
+                "(`HTTPS_PROXY`, or `HF_ENDPOINT` for a mirror), authenticate with `HF_TOKEN` when rate-limited, or "
+                "download the model first and serve the local directory (`HF_HUB_OFFLINE=1`)")
     if kind == "unknown-model-type":
         name = _model_type(ctx, text)
         return (f"the installed transformers does not know the config's model_type{' ' + name if name else ''}: upgrade it "
