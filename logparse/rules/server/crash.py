@@ -76,6 +76,35 @@ def _foreign(tb: Traceback) -> bool:
     return bool(paths) and "/ray/" in paths[-1]  # raised inside Ray's client API (ray.get)
 
 
+# The web stack SGLang's HTTP server runs on: a traceback through these packages is a request's.
+_WEB_PACKAGES = frozenset({"starlette", "uvicorn", "fastapi", "sse_starlette", "h11", "httptools", "anyio"})
+# How a request ends when its client goes away: the handler's task is cancelled (asyncio, or the
+# concurrent.futures alias older Pythons raise), or starlette reports the disconnect.
+_CLIENT_GONE = ("CancelledError", "ClientDisconnect")
+
+
+def _web_frame(path: str) -> bool:
+    """A frame of the web framework (starlette, uvicorn, fastapi, …), not of SGLang."""
+    return not in_sglang(path) and bool(_WEB_PACKAGES & set(path.replace("\\", "/").split("/")))
+
+
+def _request_cancelled(tb: Traceback) -> bool:
+    """A traceback of the HTTP server's web layer ending because a client went away: no process
+    header or rank tag, frames of the web framework and none of a scheduler, and its last exception
+    is the cancellation of the request's task (`asyncio.exceptions.CancelledError` from
+    starlette's `listen_for_disconnect`) or starlette's `ClientDisconnect`. A streamed request the
+    client cancelled: the server keeps serving."""
+    if tb.process or tb.rank or not tb.exc_type:
+        return False
+    if tb.exc_type.rsplit(".", 1)[-1] not in _CLIENT_GONE:
+        return False
+    if SCHEDULER_LOOP_FUNCS & set(frame_funcs(tb)) or any(
+        f.path.replace("\\", "/").endswith("/managers/scheduler.py") for f in tb.frames
+    ):
+        return False
+    return any(_web_frame(f.path) for f in tb.frames)
+
+
 def _logging_dump(ctx: RuleContext, tb: Traceback, dumps: list[int]) -> bool:
     """A stack without an exception line that Python logging printed (`--- Logging error ---` /
     `Call stack:` before it, `Message: '…'` right after it): the frames of a logging call, not a
@@ -199,8 +228,9 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     excerpt is cut before the exception line. The finding reports the exception type, its message and
     the innermost SGLang frame. Whose traceback it is comes from its structure: a process header, a
     rank tag or a frame of SGLang's runtime make it a server's; SGLang's client tools (`bench_*`),
-    Ray's `ray.get` re-raising an actor's death and Python logging's own error report are not
-    crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
+    Ray's `ray.get` re-raising an actor's death, Python logging's own error report and the web
+    layer's report of a client gone mid-request (starlette/uvicorn frames ending in `CancelledError`)
+    are not crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
     the timeout period`, `Server process terminated unexpectedly.`: readiness evidence) or a
     traceback that says, or follows a record saying, the real error is shown elsewhere
     (`Initialization failed. Please see the error messages above.`); a cut traceback of the
@@ -245,6 +275,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             continue  # waiting for a scheduler that is already reported dead
         if _unplaced_native_dump(tb):
             continue  # a native crash of some process, shown nowhere: nothing to name
+        if _request_cancelled(tb):
+            continue  # a client went away mid-request (a cancelled stream): the web layer's, no crash
         if _foreign(tb):
             continue  # another program's traceback (a Ray driver, a training loop): not a server process
         if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
