@@ -656,6 +656,28 @@ KERNELS = [
     Case("block-moe-tp", "quant-block-misaligned", in_scheduler(
         "ValueError: moe_intermediate_size 1536 must be divisible by moe_tp_size (16) which is tp_size (16) divided "
         "by moe_ep_size (1).", ("model_executor/model_runner.py", "model_specific_adjustment"))),
+    *(Case(f"scale-key-{i}", "quant-scale-missing", in_scheduler(
+        f"KeyError: '{key}'", LOAD, ("models/llama.py", "load_weights"))) for i, key in enumerate([
+            "model.layers.0.self_attn.k_scale", "model.layers.0.self_attn.v_scale",
+            "model.layers.0.mlp.down_proj.input_scale", "model.layers.0.self_attn.qkv_proj.weight_scale",
+            "model.layers.3.mlp.experts.0.down_proj.weight_scale_inv", "model.layers.0.mlp.experts.w13_weight_scale_2",
+        ])),
+    Case("scale-not-plain-key", "quant-scale-missing", in_scheduler(
+        "KeyError: 'model.layers.0.mlp.gate.weight'", LOAD, ("models/llama.py", "load_weights")), "absent"),
+    # AWQ / GPTQ / Marlin group alignment at this TP size
+    *(Case(f"align-{i}", "quant-block-misaligned", in_scheduler(msg, LOAD, (f"layers/quantization/{mod}", func)))
+      for i, (mod, func, msg) in enumerate([
+          ("gptq.py", "create_weights", "ValueError: The input size is not aligned with the quantized weight shape. "
+           "This can be caused by too large tensor parallel size."),
+          ("gptq.py", "create_weights", "ValueError: The output size is not aligned with the quantized weight "
+           "shape. This can be caused by too large tensor parallel size."),
+          ("marlin_utils.py", "verify_marlin_supports_shape", "ValueError: Weight input_size_per_partition = 1344 is "
+           "not divisible by min_thread_k = 128. Consider reducing tensor_parallel_size or running with "
+           "--quantization gptq."),
+          ("marlin_utils.py", "verify_marlin_supports_shape", "ValueError: Weight output_size_per_partition = 1344 "
+           "is not divisible by  min_thread_n = 64. Consider reducing tensor_parallel_size or running with "
+           "--quantization gptq."),
+      ])),
     Case("scale-key", "quant-scale-missing", in_scheduler(
         "KeyError: 'model.layers.0.mlp.experts.w2_weight_scale'", LOAD, ("models/deepseek_v2.py", "load_weights"))),
     Case("deepgemm-ue8m0", "deepgemm-scale-format", SERVER_ARGS + TP0
