@@ -227,3 +227,16 @@ def test_native_printf_and_cerr(extract: ModuleType, tmp_path: Path) -> None:
     assert got == {"TMA Desc Addr:   {}", "gmem_address   {}", "elementStrides {}",
                    "globalDim ({}, {}) of tensor map", "Failed to launch kernel with {} threads",
                    "Error: Failed to initialize the TMA descriptor {}"}
+
+
+def test_native_under_limits_native_files_only(extract: ModuleType, tmp_path: Path) -> None:
+    # flashinfer's wheel ships its own headers (data/include) beside vendored cutlass: only the
+    # folders named are read for native text; the package's Python files are read as always.
+    files = {
+        "flashinfer/jit/core.py": "def build(name):\n    logger.info(f'Loading JIT ops: {name}')\n",
+        "flashinfer/data/include/flashinfer/utils.cuh": 'void f() { printf("Unsupported head_dim: %d\\n", d); }\n',
+        "flashinfer/data/cutlass/include/cute/util/print.hpp": 'void g() { printf("cute debug layout of %d modes\\n", n); }\n',
+    }
+    got = templates(extract, tmp_path, files, package="flashinfer", native=True,
+                    native_under=("flashinfer/data/include/",))
+    assert got == {"Loading JIT ops: {}", "Unsupported head_dim: {}"}

@@ -22,6 +22,13 @@ Only facts about SGLang's output are kept (the text it prints), no code.
 function (`message = "Uvicorn running on %s://%s:%d …"; logger.info(message, …)`): the libraries'
 files are built with it (uvicorn and transformers log that way).
 
+`--tests` also reads test folders (`sglang/test/`: the helpers CI runs print their own lines, which
+reach the CI logs pasted into issues). `--native` also reads the C/C++ sources and headers a wheel
+ships as text (`.h/.cuh/.cu/.cpp/…`, JIT-compiled at run time) for their printf/fprintf/std::cerr
+text; `--native-under PREFIX` (repeatable) takes native files only from those folders (flashinfer's
+`flashinfer/data/include/`, `…/csrc/`, not its vendored cutlass and spdlog), and may name folders
+outside the package's (an sdist's top-level `include/`).
+
 `--more` also takes `raise X(…)` messages and strings assigned to a name that a logging call then
 prints. The shipped file is built without it: on the corpus it recognized no further line, and it
 triples the templates (and the time to load them on a log's first unparsed line).
@@ -744,14 +751,21 @@ def _native_messages(src: str) -> Iterator[str]:
 
 
 def main(paths: list[str], more: bool = False, package: str = "sglang", under: tuple[str, ...] = (),
-         skip: tuple[str, ...] = (), assigned: bool = False, tests: bool = False, native: bool = False) -> None:
+         skip: tuple[str, ...] = (), assigned: bool = False, tests: bool = False, native: bool = False,
+         native_under: tuple[str, ...] = ()) -> None:
     folder = package.replace("-", "_")
     prefixes = under or (folder + "/",)
     out: set[str] = set()
     read: set[tuple[str, int]] = set()
     wrappers = Wrappers()
     for arg in paths:
-        for _name, src in _sources(Path(arg), prefixes, PY_SUFFIXES + NATIVE_SUFFIXES if native else PY_SUFFIXES):
+        suffixes = PY_SUFFIXES + NATIVE_SUFFIXES if native else PY_SUFFIXES
+        for _name, src in _sources(Path(arg), prefixes + native_under, suffixes):
+            is_native = _name.endswith(NATIVE_SUFFIXES)
+            if is_native and native_under and not _name.startswith(native_under):
+                continue
+            if not is_native and not _name.startswith(prefixes) and Path(arg).suffix in (".whl", ".gz"):
+                continue  # a Python file of a --native-under folder: not the package's
             if not tests and ("/test/" in _name or "/tests/" in _name):
                 continue  # test helpers print for their own runs, not for a server's log
             if skip and _name.startswith(skip):
@@ -759,7 +773,7 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
             if (_name, hash(src)) in read:
                 continue  # the same file in another release: its messages are in already
             read.add((_name, hash(src)))  # (a file moved elsewhere is another module's: read again)
-            if _name.endswith(NATIVE_SUFFIXES):
+            if is_native:
                 for msg in _native_messages(src):
                     out.update(_templates(msg))
                 continue
@@ -783,15 +797,15 @@ def main(paths: list[str], more: bool = False, package: str = "sglang", under: t
 def _options(args: list[str]) -> tuple[list[str], dict[str, object]]:
     paths: list[str] = []
     opts: dict[str, object] = {"more": False, "package": "sglang", "under": (), "skip": (), "assigned": False,
-                               "tests": False, "native": False}
+                               "tests": False, "native": False, "native_under": ()}
     it = iter(args)
     for a in it:
         if a in ("--more", "--assigned", "--tests", "--native"):
             opts[a[2:]] = True
         elif a == "--package":
             opts["package"] = next(it)
-        elif a in ("--under", "--skip"):
-            key = a[2:]
+        elif a in ("--under", "--skip", "--native-under"):
+            key = a[2:].replace("-", "_")
             opts[key] = (*opts[key], next(it))  # type: ignore[misc]
         else:
             paths.append(a)
