@@ -83,3 +83,49 @@ def test_this_process_parses_the_first_range_and_one_part_comes_back(tmp_path: P
         assert list(a.line) == list(b.line) and list(a.ts) == list(b.ts)
     assert [(type(e).__name__, e.line) for e in split_log.events] == [(type(e).__name__, e.line) for e in one.events]
     assert split_log.coverage.total == one.coverage.total == 6000
+
+
+def test_worker_lines_arrive_in_chunks_before_its_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker sends its kept lines as it parses them (stage 2 runs on them here meanwhile),
+    its columns last; the result is still the one-process result."""
+    path = tmp_path / "a.log"
+    _log(path, 6000)  # one kept line in 7: ~430 in the worker's range
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(split, "CHUNK_LINES", 50)  # the worker is forked: it sees this too
+    kinds: list[str] = []
+    real = split.Worker.messages
+
+    def spy(self: split.Worker) -> Any:
+        for kind, payload in real(self):
+            kinds.append(kind)
+            yield kind, payload
+
+    monkeypatch.setattr(split.Worker, "messages", spy)
+    got = pipeline.parse_file(str(path), jobs=2)
+    assert kinds[-1] == "part" and kinds.count("part") == 1 and kinds.count("rest") >= 5
+    one = pipeline.parse_file(str(path), jobs=1)
+    assert [(type(e).__name__, e.line) for e in got.events] == [(type(e).__name__, e.line) for e in one.events]
+
+
+def test_a_worker_failure_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.log"
+    _log(path, 3000)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 1)
+
+    def broken(*_args: Any, **_kw: Any) -> Any:
+        raise ValueError("stage 1 broke in the worker")
+
+    monkeypatch.setattr(pipeline, "_stream_range", lambda queue, *a: split.report(queue, broken))
+    with pytest.raises(ValueError, match="broke in the worker"):
+        pipeline.parse_file(str(path), jobs=2)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    path = tmp_path / "a.log"
+    _log(path, 3000)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(pipeline, "_stream_range", lambda *_a: os._exit(3))
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        pipeline.parse_file(str(path), jobs=2)

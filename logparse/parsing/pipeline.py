@@ -250,16 +250,25 @@ def _new_part(path: str) -> _Part:
     return _Part(ReadReport(path=path), decode_columns(), prefill_columns(), AccessColumns(), [], 0)
 
 
-def _parse_range(path: str, start: int, end: int, first_line: int | None = None) -> _Part:
-    """Stage 1 in a worker process (which counts the lines before its range when not given)."""
-    if first_line is None:
-        first_line = split.first_line_no(path, start)
-    part = _new_part(path)
-    damaged = numbers.damaged()
-    for _ in _stage1(read_lines(path, part.report, start=start, end=end, first_line_no=first_line), part, True):
-        pass
-    part.report.damaged_numbers += numbers.damaged() - damaged
-    return part
+def _stream_range(queue: Any, path: str, start: int, end: int) -> None:
+    """Stage 1 in a worker process, its kept tuples sent back in chunks as they are parsed."""
+
+    def produce(send: Any) -> _Part:
+        part = _new_part(path)
+        damaged = numbers.damaged()
+        lines = read_lines(path, part.report, start=start, end=end, first_line_no=split.first_line_no(path, start))
+        chunk: list[Rest] = []
+        for item in _stage1(lines, part, False):
+            chunk.append(item)
+            if len(chunk) >= split.CHUNK_LINES:
+                send(chunk)
+                chunk = []
+        if chunk:
+            send(chunk)
+        part.report.damaged_numbers += numbers.damaged() - damaged
+        return part
+
+    split.report(queue, produce)
 
 
 class _Stage2:
@@ -356,24 +365,23 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
     damaged = numbers.damaged()  # this process's share; workers report theirs in their part
     stage2 = _Stage2(log)
     if len(ranges) > 1:
-        from concurrent.futures import (
-            ProcessPoolExecutor,  # only a split run pays for multiprocessing
-        )
-
-        with ProcessPoolExecutor(max_workers=len(ranges) - 1) as pool:
-            # The first range is parsed here while the workers parse the others (parsing/split.py).
-            futures = [pool.submit(_parse_range, path, s, e) for s, e in ranges[1:]]
+        # The first range is parsed here while the workers parse the others (parsing/split.py);
+        # their kept lines arrive in chunks, in order, and their columns at the end.
+        workers = [split.Worker(_stream_range, path, s, e) for s, e in ranges[1:]]
+        try:
             rest = _parse_here(path, log, stage2, window, end=ranges[0][1])
-            # Parts are merged as they arrive (in order), so a merged part is freed before the next.
-            for future in futures:
-                part = future.result()
-                _merge_part(log, part)
-                if window is None:
-                    for item in part.rest:
-                        stage2.feed(item)
-                else:
-                    rest.extend(part.rest)
-                part.rest.clear()
+            for worker in workers:
+                for kind, payload in worker.messages():
+                    if kind == "part":
+                        _merge_part(log, payload)
+                    elif window is None:
+                        for item in payload:
+                            stage2.feed(item)
+                    else:
+                        rest.extend(payload)
+        finally:
+            for worker in workers:
+                worker.close()
     else:
         rest = _parse_here(path, log, stage2, window)
     if window is not None:
