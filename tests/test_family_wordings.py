@@ -539,6 +539,28 @@ SPECULATIVE = [
         "ValueError: Speculative decoding for Qwen3NextForCausalLM is not compatible with radix cache when using "
         "--mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, please use "
         "--mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.", "_handle_mamba_radix_cache")),
+    # the mamba / radix-cache strategy checks of hybrid models (0.5.8–0.5.11; 0.5.23 renamed the flag)
+    *(Case(f"mamba-args-{i}", "spec-mamba-extra-buffer", spec_args(msg, "_handle_mamba_radix_cache"))
+      for i, msg in enumerate([
+          "ValueError: mamba extra_buffer is not compatible with --disable-radix-cache Overlap scheduling is already "
+          "supported with no_buffer + disable_radix_cache. Please use --mamba-scheduler-strategy no_buffer instead.",
+          "ValueError: FlashInfer GDN decode (--linear-attn-decode-backend flashinfer) is not compatible with "
+          "--mamba-scheduler-strategy no_buffer. Please use --mamba-scheduler-strategy extra_buffer instead. See "
+          "https://github.com/sgl-project/sglang/issues/20791",
+          "AssertionError: mamba extra_buffer is not supported for Qwen3NextForCausalLM model",
+          "AssertionError: Mamba extra_buffer is only supported on CUDA devices with FLA backend",
+          "AssertionError: mamba_track_interval 64 must be greater than or equal to speculative_num_draft_tokens 128",
+          "AssertionError: mamba_track_interval 64 must be divisible by page_size 48",
+          "AssertionError: For SSM models with extra buffer, either FLA_CHUNK_SIZE or page_size must be divisible by "
+          "the other, got FLA_CHUNK_SIZE=64, self.page_size=48",
+          "AssertionError: extra_buffer is not supported for NemotronHForCausalLM; use no_buffer.",
+          "AssertionError: extra_buffer requires platform support for Mamba cache state snapshots.",
+          "AssertionError: extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy "
+          "extra_buffer.",
+          "AssertionError: no_buffer only supports page_size=1.",
+          "AssertionError: no_buffer do not support overlap schedule. Try to set disable_overlap_schedule=True.",
+          "AssertionError: no_buffer do not support trtllm_mha attention backend.",
+      ])),
     Case("draft-arch", "spec-draft-load-failure", in_scheduler(
         "ValueError: Model architectures ['FooEagle'] are not supported for now.",
         ("speculative/eagle_worker.py", "__init__"), LOAD)),
@@ -758,6 +780,21 @@ LIBRARIES = [
         "version of the CUDA driver.")),
     Case("driver-insufficient", "kernel-library-mismatch", in_scheduler(
         "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version")),
+    Case("driver-compat-804", "kernel-library-mismatch", in_scheduler(
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+        "supported HW")),
+    Case("abi-deep-gemm", "kernel-library-mismatch", at_import(
+        "ImportError: /usr/local/lib/python3.12/dist-packages/deep_gemm/_C.cpython-312-x86_64-linux-gnu.so: undefined "
+        "symbol: _ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_RKSs")),
+    Case("lib-cublaslt", "kernel-library-mismatch", at_import(
+        "ImportError: libcublasLt.so.13: cannot open shared object file: No such file or directory")),
+    Case("arch-invalid-device-function", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: CUDA error: invalid device function")),
+    Case("arch-hip-invalid-device-function", "unsupported-gpu-arch", in_scheduler(
+        "RuntimeError: HIP error: invalid device function")),
+    Case("arch-accelerator-error", "unsupported-gpu-arch", in_scheduler(
+        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device")),
     Case("ptx-toolchain", "kernel-library-mismatch", in_scheduler(
         "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.")),
 ]
