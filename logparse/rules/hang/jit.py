@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from logparse.model.codes import KnownCode
-from logparse.model.events import JitCompile, KnownMessage, Severity, SglangWatchdog
+from logparse.model.events import JitCompile, KnownMessage, ProgressBar, Severity, SglangWatchdog
 from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import rule
@@ -60,7 +60,6 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
     events = ctx.log.of(JitCompile)
     if not events:
         return
-    last_line = max(ctx.log.texts, default=0)
     open_: dict[tuple[str, str], JitCompile] = {}
     for e in events:
         key = (e.library, e.name)
@@ -84,8 +83,10 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
         # The compile's own progress lines (DeepGEMM's `Try DeepGEMM JIT Compiling for <K> …` per
         # kernel) show the session at work, not that the server moved on past it.
         later = [x for x in ctx.log.events if x.line > b.line and not _jit_progress(x)]
-        if not later and last_line <= b.line:
-            continue  # the excerpt ends right there: nothing shows a stall
+        if not later and not _batch_before(ctx, b.line):
+            # The excerpt ends during the compile's own progress (or unread text) and no request has
+            # been scheduled yet: a start-up cut short (startup-stalled's), no request shown waiting.
+            continue
         follow = next((x for x in later if x.ts is not None), None)
         gap = (
             (follow.ts - b.ts).total_seconds()
@@ -95,10 +96,10 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
             and follow.ts.year == b.ts.year
             else None
         )
-        if gap is not None and gap < min_gap and b.library.lower() == "deepgemm":
-            continue
-        after = f"; the next line comes {gap:.1f} s later" if gap is not None else ""
         what = next((x for x in later if isinstance(x, SglangWatchdog)), None)
+        if gap is not None and gap < min_gap and what is None:
+            continue  # the log moved on at once (another rank's load of it, the next step): no stall shown
+        after = f"; the next line comes {gap:.1f} s later" if gap is not None else ""
         tail = f" and the watchdog fired on line {what.line}" if what is not None else ""
         data: dict[str, Any] = {"library": b.library, "op": b.name, "finished": False}
         if gap is not None:
@@ -113,7 +114,18 @@ def jit_compile_stall(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _batch_before(ctx: RuleContext, line: int) -> bool:
+    """Whether a prefill or decode batch (the warmup's included) ran before `line`: a compile after
+    it is on the request path, so a request waits for it."""
+    return any(len(cols) and cols.line[0] < line for cols in (ctx.log.prefill, ctx.log.decode))
+
+
 def _jit_progress(event: Any) -> bool:
+    """A line of the compile at work rather than of the server moving on past it: DeepGEMM's
+    `Try DeepGEMM JIT Compiling for <K> …` per kernel, or a progress bar no start-up step owns
+    (DeepGEMM warms its Ms under a bare tqdm bar)."""
+    if isinstance(event, ProgressBar):
+        return event.bar_kind == "other"
     return isinstance(event, KnownMessage) and event.code == KnownCode.DEEPGEMM_JIT_COMPILING
 
 
