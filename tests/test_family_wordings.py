@@ -799,7 +799,59 @@ LIBRARIES = [
         "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.")),
 ]
 
-CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS + SERVING_FAULTS + LIBRARIES
+# A report that pastes only the exception line: the family must be recognised from the line alone.
+LONE_LINES = [
+    ('cuda-oom',
+     'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a '
+     'total capacity of 79.11 GiB of which 3.50 MiB is free.'),
+    ('kv-pool-no-room', 'RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.'),
+    ('unsupported-gpu-arch',
+     'ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). '
+     'Please use a different backend.'),
+    ('spec-v2-topk-conflict', 'ValueError: Spec v2 currently only supports topk = 1 for speculative decoding.'),
+    ('spec-config-invalid', 'ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.'),
+    ('invalid-server-args',
+     'ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are '
+     'mutually exclusive and cannot be used at the same time. Please use only one of them.'),
+    ('invalid-server-args', 'AssertionError: chunked_prefill_size must be divisible by page_size'),
+    ('port-in-use', 'OSError: [Errno 98] Address already in use'),
+    ('nccl-error',
+     'torch.distributed.DistBackendError: NCCL error in: '
+     '../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run '
+     'with NCCL_DEBUG=INFO for details), NCCL version 2.21.5'),
+    ('model-load-failure',
+     "ValueError: Model architectures ['FooForCausalLM'] are not supported for now. "
+     "Supported architectures: dict_keys(['LlamaForCausalLM'])"),
+    ('illegal-memory-access', 'RuntimeError: CUDA error: an illegal memory access was encountered'),
+    ('kernel-library-mismatch',
+     'ImportError: /usr/local/lib/python3.12/dist-packages/sgl_kernel/common_ops.abi3.so: '
+     'undefined symbol: _ZN3c104cuda9SetDeviceEi'),
+    ('quant-block-misaligned',
+     'ValueError: Weight output_partition_size = 576 is not divisible by weight '
+     'quantization block_n = 128.'),
+    ('custom-allreduce-unavailable', 'RuntimeError: CUDA error: peer access is not supported between these two devices'),
+    ('memory-leak-detected',
+     'ValueError: token_to_kv_pool_allocator memory leak detected! '
+     'self.max_total_num_tokens=396701, available_size=6016, evictable_size=390685, '
+     'protected_size=0'),
+    ('mamba-pool-exhausted',
+     'AssertionError: Not enough space for mamba cache, try to increase '
+     '--mamba-full-memory-ratio or --max-mamba-cache-size.'),
+    ('host-oom', 'OSError: [Errno 12] Cannot allocate memory'),
+    ('spec-mamba-extra-buffer',
+     'ValueError: Speculative decoding for Qwen3NextForCausalLM is not compatible with '
+     'radix cache when using --mamba-scheduler-strategy no_buffer.To use radix cache with '
+     'speculative decoding, please use --mamba-scheduler-strategy extra_buffer and set '
+     'SGLANG_ENABLE_SPEC_V2=1.'),
+    ('nccl-timeout',
+     '[rank1]:[E307 15:45:02.123456789 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught '
+     'collective operation timeout: WorkNCCL(SeqNum=123, OpType=ALLREDUCE, NumelIn=1, '
+     'NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.'),
+    ('quant-scale-missing', "KeyError: 'model.layers.0.self_attn.k_scale'"),
+]
+LONE = [Case(f"lone-{i}-{d}", d, line + "\n") for i, (d, line) in enumerate(LONE_LINES)]
+
+CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS + SERVING_FAULTS + LIBRARIES + LONE
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
