@@ -15,6 +15,7 @@ from logparse.model.events import ExceptionLine, KnownMessage, ServerReady, Seve
 from logparse.model.findings import Finding
 from logparse.run.launches import within
 from logparse.run.readiness import user_interrupt, warmup_answered_line
+from logparse.run.spacing import holds_text
 from logparse.run.stage import main_top_level, thread_exception, traceback_phase
 from logparse.run.verdicts import startup_verdicts
 from logparse.run.vocab import FATAL_EVENTS, STARTUP_EVENTS
@@ -140,8 +141,11 @@ def _rotated_paste(log: ParsedLog, start: int, end: int) -> tuple[Traceback, Tra
         return None
     if tail.rank and head.rank and tail.rank != head.rank:
         return None
-    if within(log.events, start, tail.line - 1) or (head.end_line or head.line) < end:
-        return None  # something precedes the tail, or follows the head: the excerpt is not cut there
+    if within(log.events, start, tail.line - 1) or holds_text(log, (head.end_line or head.line) + 1, end):
+        # Something precedes the tail (its own cut frame's source lines are no event), or follows
+        # the head (blank lines do not: a double-spaced paste ends with one): the excerpt is not
+        # cut there.
+        return None
     return tail, head
 
 

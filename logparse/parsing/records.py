@@ -405,6 +405,8 @@ class TracebackAssembler:
             return
         # _MESSAGE
         if blank:
+            if self.double_spaced and self._blank_run == 1:
+                return  # the paste's spacing; a second blank in a row (the message's own end) ends it
             rec.state = _ENDED
         elif prefixed:
             self._close(stream, out)

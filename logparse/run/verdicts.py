@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from logparse.model.events import Traceback, TracebackFrame, TracebackSource
 from logparse.parsing.candidates import message_candidates
+from logparse.run.spacing import text_before
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -103,5 +104,5 @@ def echoes_failure_elsewhere(log: ParsedLog, tb: Traceback) -> bool:
         return True
     intro = [log.texts.get(tb.line, "")]
     if not tb.headless:  # a headless traceback's previous line is not its header's record
-        intro.append(log.texts.get(tb.line - 1, ""))
+        intro.append(text_before(log, tb.line))  # past a double-spaced paste's blank line
     return any(text and _matches((ECHO_CODE,), text) for text in intro)
