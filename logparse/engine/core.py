@@ -18,6 +18,7 @@ from typing import Any
 from logparse.engine.analysis import Analysis, Attempt
 from logparse.engine.evidence import fill_evidence
 from logparse.engine.execute import execute, finalize, thresholds_of
+from logparse.engine.gcpace import fewer_collections
 from logparse.engine.grouping import group_findings
 from logparse.engine.outcome import crash_stage
 from logparse.engine.rootcause import pick_root
@@ -49,12 +50,14 @@ def analyze_log(log: ParsedLog, *, config: Any = None) -> Analysis:
     analysis = Analysis(log=log, views=views)
     from logparse.rules import all_rules  # importing the catalog registers its rules (and plugins')
 
-    execute(analysis, all_rules(), config)
-    fill_evidence(analysis)
+    with fewer_collections():
+        execute(analysis, all_rules(), config)
+        fill_evidence(analysis)
     return analysis
 
 
 def analyze(path: str, *, jobs: int = 1, config: Any = None, window: Any = None) -> Analysis:
     """Parse and analyze one log file ('-' for stdin); `window` (a `model.window.TimeWindow`)
     keeps only the lines between --since and --until."""
-    return analyze_log(parse_file(path, jobs=jobs, window=window), config=config)
+    with fewer_collections():
+        return analyze_log(parse_file(path, jobs=jobs, window=window), config=config)
