@@ -64,14 +64,17 @@ def first_sglang_frame(tb: Traceback | None) -> str | None:
 
 def is_args_traceback(tb: Traceback | None) -> bool:
     """An exception raised by SGLang's argument processing (main process, before any scheduler):
-    frames in server_args.py and none in a server process, or the innermost frame an args step."""
+    a frame of a server_args.py function and none in a server process, or the innermost frame an
+    args step."""
     if tb is None:
         return False
     files = set(frame_files(tb))
     funcs = frame_funcs(tb)
     if files & SERVER_PROCESS_FILES or set(funcs) & SCHEDULER_LOOP_FUNCS:
         return False
-    if "server_args.py" in files:
+    # A function of server_args.py ran (prepare_server_args, __post_init__, a check): an import
+    # chain through its module level (`<module>`, importing what it needs) is an import failure.
+    if any(file_name(f.path) == "server_args.py" and f.func != "<module>" for f in tb.frames):
         return True
     return bool(funcs) and funcs[-1] in ARGS_FUNCS
 
