@@ -66,3 +66,22 @@ def test_a_scheduler_cancelled_in_its_event_loop_is_still_a_crash(tmp_path: Path
 asyncio.exceptions.CancelledError
 """
     assert "scheduler-crash" in _fired(tmp_path, text)
+
+
+def test_a_traceback_quoted_as_a_repr_value_is_no_crash(tmp_path: Path) -> None:
+    # A checker printing a dict whose string value holds a subprocess's traceback with `\n` escapes.
+    quoted = ("{'supported': False, 'help_output': 'Traceback (most recent call last):\\n"
+              "  File \"<frozen runpy>\", line 198, in _run_module_as_main\\n"
+              "  File \"/opt/venv/lib/python3.12/site-packages/sglang/launch_server.py\", line 30, in <module>\\n"
+              "    from sglang.srt.server_args import prepare_server_args\\n"
+              "  File \"/opt/venv/lib/python3.12/site-packages/sglang/srt/configs/deepseek_v4.py\", line 7, in <module>\\n"
+              "    @dataclass\\n'}\n")
+    assert "scheduler-crash" not in _fired(tmp_path, quoted)
+
+
+def test_a_traceback_after_a_process_header_on_its_line_is_still_a_crash(tmp_path: Path) -> None:
+    text = ("[2026-04-02 10:11:12 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2753, in run_scheduler_process\n'
+            "    scheduler.event_loop_overlap()\n"
+            "ValueError: bad batch\n")
+    assert "scheduler-crash" in _fired(tmp_path, text)

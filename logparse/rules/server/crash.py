@@ -105,6 +105,21 @@ def _request_cancelled(tb: Traceback) -> bool:
     return any(_web_frame(f.path) for f in tb.frames)
 
 
+_TRACEBACK_HEADER = "Traceback (most recent call last):"
+# How a Python repr opens a string value: a dict's `'key': '` or a keyword's `key='`. A JSON log's
+# `"message": "` is a process's own record and is not among them.
+_REPR_VALUE_OPENINGS = ("': '", "='")
+
+
+def _quoted_in_repr(ctx: RuleContext, tb: Traceback) -> bool:
+    """A traceback that is a string value inside a printed Python repr (`{'supported': False,
+    'help_output': 'Traceback (most recent call last):\\n  File …`): a program reporting another
+    one's captured output as data, not a server process's log."""
+    text = ctx.text(tb.line)
+    at = text.find(_TRACEBACK_HEADER)
+    return at > 0 and text[:at].endswith(_REPR_VALUE_OPENINGS)
+
+
 def _logging_dump(ctx: RuleContext, tb: Traceback, dumps: list[int]) -> bool:
     """A stack without an exception line that Python logging printed (`--- Logging error ---` /
     `Call stack:` before it, `Message: '…'` right after it): the frames of a logging call, not a
@@ -275,6 +290,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             continue  # waiting for a scheduler that is already reported dead
         if _unplaced_native_dump(tb):
             continue  # a native crash of some process, shown nowhere: nothing to name
+        if _quoted_in_repr(ctx, tb):
+            continue  # another program's output quoted as data in a repr, not a process dying
         if _request_cancelled(tb):
             continue  # a client went away mid-request (a cancelled stream): the web layer's, no crash
         if _foreign(tb):
