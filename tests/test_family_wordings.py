@@ -795,6 +795,18 @@ LIBRARIES = [
         "RuntimeError: HIP error: invalid device function")),
     Case("arch-accelerator-error", "unsupported-gpu-arch", in_scheduler(
         "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device")),
+    # SGLang's own start-up version check of the kernel packages (utils.assert_pkg_version)
+    *(Case(f"pkg-version-{i}", "kernel-library-mismatch", in_main(msg, ("entrypoints/engine.py", "_set_envs_and_config"),
+                                                                   ("utils.py", "assert_pkg_version")))
+      for i, msg in enumerate([
+          "Exception: flashinfer_python is installed with version 0.2.3, which is less than the minimum required "
+          "version 0.2.5. Please uninstall the old version and reinstall the latest version by following the "
+          "instructions at https://docs.flashinfer.ai/installation.html.",
+          "Exception: sglang-kernel is installed with version 0.4.6.post1, which is less than the minimum required "
+          "version 0.4.7",
+          "Exception: sgl-kernel with minimum required version 0.3.5 is not installed. Please reinstall the latest "
+          "version with `pip install sgl-kernel --force-reinstall`",
+      ])),
     Case("ptx-toolchain", "kernel-library-mismatch", in_scheduler(
         "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.")),
 ]

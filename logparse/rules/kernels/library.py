@@ -17,7 +17,7 @@ from logparse.rules.registry import rule
 # The messages of a library that does not load, most telling first (a load report's cause is the
 # first of these among its detail lines).
 LOAD_FAILURES = ("kernel-undefined-symbol", "shared-object-missing", "glibc-version-missing", "cuda-driver-too-old",
-                 "cuda-ptx-toolchain", "kernel-common-ops-missing")
+                 "cuda-ptx-toolchain", "kernel-common-ops-missing", "kernel-package-version")
 REPORT = "kernel-common-ops-missing"
 # sgl-kernel's report (load_utils.py) is ~20 lines: locations, GPU info, advice, one line per attempt.
 REPORT_SPAN = 40
@@ -86,6 +86,13 @@ def mismatch_remedy(code: str, fields: dict[str, Any], lib: str) -> tuple[str, d
         data["cause"] = "driver-too-old"
         return ("the NVIDIA driver is older than the CUDA runtime of torch / the kernel wheels: upgrade the driver "
                 "or install wheels built for an older CUDA"), data
+    if code == "kernel-package-version" and fields.get("pkg"):
+        pkg, required = str(fields["pkg"]), fields.get("required")
+        data.update(cause="package-version", package=pkg, required_version=required,
+                    installed_version=fields.get("installed"))
+        want = f"{pkg}>={required}" if required else pkg
+        return (f"SGLang's start-up check needs {want}: `pip install -U \"{want}\"` (the version pinned by your "
+                "sglang release), then restart"), data
     if code == "cuda-ptx-toolchain":
         data["cause"] = "ptx-toolchain"
         return ("kernels were JIT-compiled by a newer CUDA toolchain than the driver supports: upgrade the driver "
