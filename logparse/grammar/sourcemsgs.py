@@ -1,8 +1,9 @@
 """Messages as their source prints them: is an unparsed line one of SGLang's, or of a library's?
 
-`grammars/source-messages/sglang.txt` holds the templates of every logging call, `print` and
-`warnings.warn` of 17 SGLang releases (0.1.20 … 0.5.23; `extract.py` there rebuilds it), `{}`
-marking a formatted value. The other files there (`torch.txt`, `transformers.txt`, `uvicorn.txt`,
+`grammars/source-messages/sglang.txt` holds the templates of every logging call, `print` (and
+names bound to it), `warnings.warn`, stream write and logging wrapper of 20 SGLang releases
+(0.1.20 … 0.5.23, test helpers included; `extract.py` there rebuilds it), `{}` marking a formatted
+value; deep_gemm's and flashinfer's files also hold their shipped C/C++ headers' printf/std::cerr text. The other files there (`torch.txt`, `transformers.txt`, `uvicorn.txt`,
 …) hold the same for the libraries SGLang runs on, whose output a real server log carries too
 (each file's header names the wheels it was read from). A line the grammar has no rule for, but
 whose text is one of these templates, is that program's informational output and counts as
