@@ -811,6 +811,22 @@ LIBRARIES = [
         "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.")),
 ]
 
+INFO = [
+    # warnings.warn's envelope (file:line: UserWarning: …, the example line, the source line)
+    Case("entrypoint", "deprecated-entrypoint",
+         f"{SG}/../launch_server.py:54: UserWarning: 'python -m sglang.launch_server' is still supported, but "
+         "'sglang serve' is the recommended entrypoint.\n  Example: sglang serve --model-path <model> [options]\n"
+         "  warnings.warn(\n" + SERVER_ARGS, "finding"),
+    Case("max-running-spec", "max-running-requests-capped", SERVER_ARGS + MAIN
+         + "Max running requests is reset to 48 for speculative decoding.\n", "finding"),
+    Case("max-running-spec-override", "max-running-requests-capped", SERVER_ARGS + MAIN
+         + "Max running requests is reset to 48 for speculative decoding. You can override this by explicitly "
+         "setting --max-running-requests.\n", "finding"),
+    Case("car-world-size", "custom-allreduce-unavailable", SERVER_ARGS + TP0
+         + "Custom allreduce is disabled due to an unsupported world size: 3. Supported world sizes: [2, 4, 6, 8]. "
+         "To silence this warning, specify disable_custom_all_reduce=True explicitly.\n", "finding"),
+]
+
 # A report that pastes only the exception line: the family must be recognised from the line alone.
 LONE_LINES = [
     ('cuda-oom',
@@ -863,7 +879,7 @@ LONE_LINES = [
 ]
 LONE = [Case(f"lone-{i}-{d}", d, line + "\n") for i, (d, line) in enumerate(LONE_LINES)]
 
-CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS + SERVING_FAULTS + LIBRARIES + LONE
+CASES = MEMORY + SERVER + DISTRIBUTED + SPECULATIVE + KERNELS + SERVING_FAULTS + LIBRARIES + INFO + LONE
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
