@@ -24,6 +24,10 @@ _CLASSIFY_MEMO = 50_000
 # (code, text) pairs whose catalog match is remembered (bounds memory the same way).
 _MATCH_MEMO = 100_000
 
+# The server's logging of a request it received or finished: the text is the client's or the model's.
+_REQUEST_DUMPS = frozenset({"request-received", "request-finished"})
+
+
 def _is_frame_line(text: str) -> bool:
     """A traceback frame line (`  File "…", line N, in f`)."""
     return text.lstrip().startswith('File "')
@@ -106,8 +110,30 @@ class RuleContext:
 
     def _message_candidates(self) -> dict[str, list[tuple[int, str]]]:
         """code → the kept lines (line, text) that hold one of its needles, in file order: one pass
-        of the catalog's needle prefilter over the kept lines, shared with the run model."""
-        return message_candidates(self.log)
+        of the catalog's needle prefilter over the kept lines, shared with the run model — less the
+        lines whose text is quoted rather than printed (`_quoted_lines`)."""
+        cands: dict[str, list[tuple[int, str]]] | None = self.__dict__.get("_candidates")
+        if cands is None:
+            quoted = self._quoted_lines()
+            cands = {code: [c for c in lines if c[0] not in quoted] if quoted else lines
+                     for code, lines in message_candidates(self.log).items()}
+            self.__dict__["_candidates"] = cands
+        return cands
+
+    def _quoted_lines(self) -> set[int]:
+        """Lines whose words no program printed as its own message: a pasted command as typed
+        (`grep 'Watchdog timeout' server.log`, a launch command's arguments) and the server's dump of
+        a request (`Receive: obj=GenerateReqInput(text=[…])`, `Finish: …`), whose text is the
+        client's prompt or the model's answer. A catalog message inside them is quoted, not raised."""
+        from logparse.model.events import KnownMessage, LaunchCommand, ShellCommand
+
+        lines: set[int] = set()
+        for e in self.log.of(ShellCommand, LaunchCommand):
+            lines.update(range(e.line, (e.end_line or e.line) + 1))
+        for m in self.log.of(KnownMessage):
+            if m.code in _REQUEST_DUMPS:
+                lines.update(range(m.line, (m.end_line or m.line) + 1))
+        return lines
 
     def _message_hits(self, code: str) -> list[MessageHit]:
         """Every occurrence of `code` on a kept line, in file order. Only the codes rules ask for
