@@ -261,6 +261,17 @@ def _dump_finding(ctx: RuleContext, dumps: list[tuple[int, dict[str, Any], int |
                        fingerprint="nccl-timeout|dump-signal")
 
 
+# How far after its watchdog stack (`Exception raised from checkTimeout …` and its frames) the
+# `terminate called after throwing … DistBackendError` line comes.
+_STACK_TO_TERMINATE = 12
+
+
+def _after_watchdog_stack(t: CppTerminate, stack: list[CppStack]) -> bool:
+    """Whether a terminate follows one of the watchdog stacks: every rank that aborts prints its
+    own stack and terminate, so each terminate is matched to the stack before it, not to the last."""
+    return any(0 < t.line - s.line <= _STACK_TO_TERMINATE for s in stack)
+
+
 def _native_abort(ctx: RuleContext, found: bool) -> Iterator[Finding]:
     """The C++ side (`checkTimeout` stack, the DistBackendError terminate), then a Python exception
     naming the timeout, when no watchdog line told it."""
@@ -270,7 +281,7 @@ def _native_abort(ctx: RuleContext, found: bool) -> Iterator[Finding]:
     timeout_terms = [
         t for t in terms
         if ctx.match("nccl-collective-timeout", t.what) is not None
-        or (stack and "DistBackendError" in (t.exc_type or "") and 0 < t.line - stack[-1].line <= 12)
+        or ("DistBackendError" in (t.exc_type or "") and _after_watchdog_stack(t, stack))
     ]
     # `what():` on the line after the terminate belongs to it.
     for t in list(timeout_terms):
