@@ -47,3 +47,14 @@ def test_the_line_in_a_typed_grep_command_is_quoted(tmp_path: Path, rule: str, l
 @pytest.mark.parametrize(("rule", "line"), _PRINTED, ids=[r for r, _ in _PRINTED])
 def test_the_line_in_a_clients_prompt_is_quoted(tmp_path: Path, rule: str, line: str) -> None:
     assert rule not in analyze_text(tmp_path, _prompt(line)).fired()
+
+
+def _args_dump(line: str) -> str:
+    quoted = line.replace("'", '"')
+    return (f"[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', tp_size=8, "
+            f"json_model_override_args='{{\"note\": \"{quoted}\"}}', watchdog_timeout=300)\n")
+
+
+@pytest.mark.parametrize(("rule", "line"), _PRINTED, ids=[r for r, _ in _PRINTED])
+def test_the_line_as_a_value_in_the_server_args_dump_is_quoted(tmp_path: Path, rule: str, line: str) -> None:
+    assert rule not in analyze_text(tmp_path, _args_dump(line)).fired()

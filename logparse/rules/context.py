@@ -122,14 +122,17 @@ class RuleContext:
 
     def _quoted_lines(self) -> set[int]:
         """Lines whose words no program printed as its own message: a pasted command as typed
-        (`grep 'Watchdog timeout' server.log`, a launch command's arguments) and the server's dump of
-        a request (`Receive: obj=GenerateReqInput(text=[…])`, `Finish: …`), whose text is the
+        (`grep 'Watchdog timeout' server.log`, a launch command's arguments), the server's dump of
+        its arguments (`server_args=ServerArgs(…)`: values, not messages) and its dump of a request (`Receive: obj=GenerateReqInput(text=[…])`, `Finish: …`), whose text is the
         client's prompt or the model's answer. A catalog message inside them is quoted, not raised."""
-        from logparse.model.events import KnownMessage, LaunchCommand, ShellCommand
+        from logparse.model.events import KnownMessage, LaunchCommand, ServerArgs, ShellCommand
 
         lines: set[int] = set()
         for e in self.log.of(ShellCommand, LaunchCommand):
             lines.update(range(e.line, (e.end_line or e.line) + 1))
+        for a in self.log.of(ServerArgs):
+            if a.complete:  # a whole dump: its values are configuration (a cut one may run into other text)
+                lines.update(range(a.line, (a.end_line or a.line) + 1))
         for m in self.log.of(KnownMessage):
             if m.code in _REQUEST_DUMPS:
                 lines.update(range(m.line, (m.end_line or m.line) + 1))
