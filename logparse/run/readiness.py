@@ -20,9 +20,12 @@ from logparse.model.events import (
     Retraction,
     ServerReady,
     Traceback,
+    TracebackFrame,
+    TracebackSource,
     TracebackStart,
     UvicornLifecycle,
 )
+from logparse.parsing.candidates import message_candidates
 from logparse.run.launches import within
 from logparse.run.stage import traceback_phase
 from logparse.run.vocab import (
@@ -64,7 +67,9 @@ def ready_line(log: ParsedLog, start: int, end: int) -> int | None:
 
 def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     """The first line that shows real (user) traffic: decode stats, prefill stats beyond SGLang's
-    single warmup prefill, a retraction, a request to a user endpoint, a logged user request."""
+    single warmup prefill (a second one, or one that is busy, reuses cached tokens or holds more
+    than one request), a retraction, a request to a user endpoint, a response body printed by a
+    client, a logged user request. The warmup request's own lines never count."""
     found: list[int] = []
     d = log.decode
     i = bisect_left(d.line, start)  # stats columns are in file order
@@ -88,6 +93,12 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     busy = next((p.line[k] for k in range(lo, hi) if _pos(running[k - lo]) or _pos(queue[k - lo])), None)
     if busy is not None:
         found.append(busy)
+    # Nor does the warmup batch reuse cached tokens (it is the first request on an empty prefix
+    # cache) or hold more than its one request: a batch that does is someone else's.
+    cached, seqs = p.column("cached_token", lo, hi), p.column("new_seq", lo, hi)
+    reused = next((p.line[k] for k in range(lo, hi) if _pos(cached[k - lo]) or _pos(seqs[k - lo] - 1)), None)
+    if reused is not None:
+        found.append(reused)
     found.extend(e.line for e in within(log.shared(Retraction), start, end)[:1])
     a = log.access
     strings = a.strings.values
@@ -102,6 +113,9 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
                 continue  # the first POST /generate is SGLang's own warmup request
         found.append(a.line[k])
         break
+    answer = answered_request_line(log, start, end)
+    if answer is not None:
+        found.append(answer)
     for e in within(log.shared(KnownMessage), start, end):
         if e.code in REQUEST_CODES and WARMUP_PROMPT not in e.text:
             found.append(e.line)
@@ -110,6 +124,25 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
             found.append(e.line)
             break
     return min(found) if found else None
+
+
+def answered_request_line(log: ParsedLog, start: int, end: int) -> int | None:
+    """The first line that is a generation endpoint's response body printed on its own (catalog
+    generation-answer: curl's output, a client printing `response.json()`), an answer or an error
+    answer alike: the server took a request and answered it. SGLang's own warmup never prints its
+    answer as a bare line, and a traceback's source line is code, not an answer."""
+    from logparse.grammar.messages import catalog
+
+    spec = catalog()[ANSWER_CODE]
+    code = {e.line for e in within(log.shared(TracebackFrame, TracebackSource), start, end)}
+    for no, text in message_candidates(log).get(ANSWER_CODE, ()):
+        if start <= no <= end and no not in code and spec.match(text) is not None:
+            return no
+    return None
+
+
+# Catalog code of a response body printed on a line of its own.
+ANSWER_CODE = "generation-answer"
 
 
 def _flush_refused_for_requests(text: str) -> bool:

@@ -29,6 +29,9 @@ from logparse.model.events import (
 )
 from logparse.run.warmup import is_warmup_request
 
+# The known-message code of HiCache's host-pool allocation line (grammars/startup.lark).
+HICACHE_HOST_ALLOC = "hicache-host-alloc"
+
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
 
@@ -42,6 +45,7 @@ PHASES = (
     "capture-target",
     "capture-draft",
     "capture-draft-extend",
+    "hicache-alloc",
     "http-server",
     "warmup",
     "ready",
@@ -127,6 +131,11 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
         phase.end, phase.end_line, phase.printed_s = e.ts, e.line, printed
         done.setdefault(rank, []).append(phase)
 
+    def end_all(name: str, e: Event) -> None:
+        """End the phase on every rank where it is open (its end is printed by another process)."""
+        for rank, open_name in [k for k in open_ if k[1] == name]:
+            end(open_name, rank, e)
+
     for e in log.events:
         rank = e.rank or MAIN
         if isinstance(e, ProgressBar):
@@ -150,7 +159,14 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
             begin(_capture_phase(e), rank, e)
         elif isinstance(e, CaptureEnd):
             end(_capture_phase(e), rank, e, e.elapsed_s)
+        elif isinstance(e, KnownMessage) and e.code == HICACHE_HOST_ALLOC:
+            # HiCache's host tier (`Allocating N GB host memory for hierarchical KV cache.`): the
+            # scheduler builds its HiRadixCache after the model runner's pool and graphs, pinning
+            # host memory (slow for tens of GB); nothing is printed when it is done, so the phase
+            # ends when the HTTP server starts or the server says it is ready.
+            begin("hicache-alloc", rank, e)
         elif isinstance(e, UvicornLifecycle) and e.stage == "started":
+            end_all("hicache-alloc", e)
             begin("http-server", MAIN, e)
         elif isinstance(e, UvicornLifecycle) and e.stage == "running":
             end("http-server", MAIN, e)
@@ -160,6 +176,7 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
             # phase has begun even when uvicorn's lines are not in the excerpt.
             begin("warmup", MAIN, e)
         elif isinstance(e, ServerReady):
+            end_all("hicache-alloc", e)
             end("warmup", MAIN, e)
             begin("ready", MAIN, e)
             end("ready", MAIN, e, 0.0)

@@ -125,9 +125,9 @@ STARTUP_CODES = frozenset(
         # sglang-jax's weight loader (its checkpoint is read only while the server starts)
         "jax-lazy-load-begin", "jax-weight-file-missing", "jax-weight-not-in-index", "jax-weight-excluded",
         "jax-scan-metadata",
-        # KV-transfer / HiCache storage back-ends set up while the scheduler initialises (PD
-        # disaggregation's Mooncake transfer engine, HiCache L3 stores: Mooncake, HF3FS)
-        "mooncake-config-loaded", "hicache-storage-create", "hf3fs-metadata-client",
+        # KV-transfer / HiCache tiers set up while the scheduler initialises (PD disaggregation's
+        # Mooncake transfer engine, HiCache's host pool and L3 stores: Mooncake, HF3FS)
+        "mooncake-config-loaded", "hicache-host-alloc", "hicache-storage-create", "hf3fs-metadata-client",
         # sglang_router's launcher starting one SGLang server per DP rank (its router's own start-up
         # lines are not a server's)
         "router-launch-dp-server",
