@@ -38,3 +38,18 @@ def test_a_rule_module_imports_no_regex_machinery(path: Path) -> None:
     assert not used, f"{path.relative_to(RULES)} imports {sorted(used)}: put the wording in grammars/messages/"
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert "lazy_compile" not in names
+
+
+# The one module that reads the message catalog for the rules: RuleContext leaves out the lines
+# whose words are quoted rather than printed (a typed command, a request dump, the server_args
+# dump) and remembers each answer. A rule that scans with the catalog itself bypasses both.
+CATALOG_READER = RULES / "context.py"
+
+
+@pytest.mark.parametrize("path", [m for m in MODULES if m != CATALOG_READER],
+                         ids=lambda p: str(p.relative_to(RULES)))
+def test_a_rule_module_reads_the_catalog_only_through_its_context(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    direct = sorted(m for m in _imports(tree) if m.startswith("logparse.grammar.messages"))
+    assert not direct, (f"{path.relative_to(RULES)} imports {direct}: use ctx.messages / ctx.message_lines / "
+                        "ctx.match / ctx.occurrences")

@@ -69,12 +69,10 @@ def memory_leak_detected(ctx: RuleContext) -> Iterator[Finding]:
         yield _leak(ctx, ctx.text(hit.line), hit.fields, lines=[(hit.line, hit.line)], raised=False)
 
 
-def leak_values(text: str) -> dict[str, int]:
+def leak_values(ctx: RuleContext, text: str) -> dict[str, int]:
     """The pool numbers a leak message prints, by name (`self.` and `()` dropped)."""
-    from logparse.grammar.messages import catalog
-
     out: dict[str, int] = {}
-    for item in catalog()["memory-leak-values"].finditer(text):
+    for item in ctx.occurrences("memory-leak-values", text):
         key, value = str(item.get("key", "")), item.get("value")
         if key and isinstance(value, int):
             out.setdefault(key.removeprefix("self.").removesuffix("()"), value)
@@ -92,7 +90,7 @@ def _leak(
 ) -> Finding:
     pool = fields.get("pool")
     what = pool if isinstance(pool, str) and pool.lower() not in ("memory", "mem") else "the KV cache"
-    values = leak_values(text)
+    values = leak_values(ctx, text)
     how = "the scheduler raised and stopped" if raised else "printed as a warning"
     shown = ", ".join(f"{k}={v}" for k, v in list(values.items())[:6])
     message = f"SGLang's memory self-check found a leak in {what} ({how})" + (f": {shown}" if shown else "")
