@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import analyze_text
+from tests.test_ctrl_c_stop import _DETOKENIZER_CUT  # a detokenizer traceback cut in its zmq wait
 from tests.test_outcome_rotated_paste import _BETWEEN, _HEAD, _TAIL  # dev d-037's shape
 
 
@@ -82,3 +83,15 @@ def test_an_exception_message_goes_on_past_a_double_spaced_pastes_blank_line(tmp
     ended = _MULTILINE_MESSAGE + "\nsome unrelated text the grammar does not know\n"
     assert _unrecognized(tmp_path, ended, "ended.log") == 1
     assert _unrecognized(tmp_path, _double_spaced(ended), "ended-spaced.log") == 1
+
+
+@pytest.mark.parametrize("echo", ["^C\nProcess Process-2:\n", "^CProcess Process-2:\nProcess Process-3:\n"],
+                         ids=["echo-alone", "headers-together"])
+def test_ctrl_c_before_a_cut_traceback_is_a_stop_however_spaced(tmp_path: Path, echo: str) -> None:
+    # The terminal's `^C` echo and the `Process …:` headers printed together (readiness.user_interrupt).
+    a = analyze_text(tmp_path, _double_spaced(echo + _DETOKENIZER_CUT))
+    assert a.outcome == "stopped" and "scheduler-crash" not in a.fired()
+    # Near miss: another record between the echo's headers and the traceback: not the same run.
+    other = "[2025-06-01 10:00:00] Received sigquit from a child process. It usually means the child failed.\n"
+    b = analyze_text(tmp_path, _double_spaced(echo + other + _DETOKENIZER_CUT), name="y.log")
+    assert b.outcome != "stopped"

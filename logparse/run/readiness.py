@@ -27,6 +27,7 @@ from logparse.model.events import (
 )
 from logparse.parsing.candidates import message_candidates
 from logparse.run.launches import within
+from logparse.run.spacing import holds_text, text_before
 from logparse.run.stage import traceback_phase
 from logparse.run.vocab import (
     INFRA_PATHS,
@@ -219,12 +220,12 @@ def user_interrupt(log: ParsedLog, tb: Traceback) -> bool:
     lo = tb.line
     headers = within(log.shared(ProcessHeader, TracebackStart), max(1, tb.line - _HEADER_RUN), tb.line + 1)
     for e in reversed(headers):  # the run of header lines that ends at this traceback's start
-        if e.line < lo - 1:
-            break
+        if e.line < lo and holds_text(log, (e.end_line or e.line) + 1, lo - 1):
+            break  # something between: not the run (blank lines are: a double-spaced paste)
         lo = min(lo, e.line)
         if e.wrapper is not None and e.wrapper.kind == "tty-interrupt":
             return True
-    return log.texts.get(lo - 1, "").strip() == "^C"
+    return text_before(log, lo).strip() == "^C"
 
 
 # How many `Process …:` header lines in a row (one per interrupted process) may precede a traceback.
