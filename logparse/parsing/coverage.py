@@ -3,7 +3,9 @@
 Unparsed lines are never errors; grouping them into templates (numbers, hex, paths, addresses
 masked) keeps the grammar's gaps visible without holding every line. A line the grammar has no rule
 for but whose kind is known by structure (`parsing/classify.py`: SGLang's own source messages, pip,
-markdown, shell output, another logger) counts as recognized and is counted by kind in `classified`.
+markdown, shell output, another logger) counts as recognized and is counted by kind in `classified`;
+so does one whose kind only its neighbours tell (`parsing/continuations.py`: an excerpt's cut last
+line, a hard-wrapped line's rest), decided by `settle` once the log is read.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.parsing.classify import classify
+from logparse.parsing.continuations import context_kind
 
 _MASKS = [
     (re.compile(r"(?:/[\w.@+-]+){2,}/?"), "<path>"),
@@ -31,6 +34,9 @@ OVERFLOW = "<other templates>"
 # unique lines would only cost memory); a full memo starts over.
 MEMO_ENTRIES = 8192
 MEMO_TEXT_CHARS = 400
+# Unknown lines kept (number, text, template, enveloped) for `settle` to look at with their neighbours: an
+# excerpt holds a few; a large log's first ones are enough to count (the rest stay unknown).
+MAX_PENDING = 4096
 
 
 def template_of(text: str) -> str:
@@ -67,14 +73,21 @@ class Coverage:
     _last_classified: tuple[int, str] | None = None
     # Text → (kind, None) or (None, template) of lines seen (MEMO_ENTRIES): not part of the result.
     _memo: dict[str, tuple[str | None, str | None]] = field(default_factory=dict, repr=False, compare=False)
+    # Unknown lines as (number, text, template, enveloped) in file order (MAX_PENDING), for `settle`.
+    _pending: list[tuple[int, str, str, bool]] = field(default_factory=list, repr=False, compare=False)
+    # The last run of blank lines (first, last number) seen: trailing blank lines end no excerpt.
+    _blank_run: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # A pickled coverage (a worker's or a fleet's result) carries its counts, not the memo.
         state = self.__dict__.copy()
         state["_memo"] = {}
+        state["_pending"] = []
         return state
 
-    def add_unparsed(self, line_no: int, text: str) -> None:
+    def add_unparsed(self, line_no: int, text: str, enveloped: bool = False) -> None:
+        """Count a line the grammar did not parse (`text`: its message; `enveloped`: a record
+        envelope or a wrapper's level stood before it, so it starts a record of its own)."""
         memo = self._memo
         hit = memo.get(text)
         if hit is None:
@@ -96,6 +109,34 @@ class Coverage:
             key = OVERFLOW
         self.templates[key] += 1
         self.first_line.setdefault(key, line_no)
+        if len(self._pending) < MAX_PENDING:
+            self._pending.append((line_no, text, key, enveloped))
+
+    def add_blank(self, line_no: int) -> None:
+        """Count a blank line (a known shape), remembering the run of blank lines it ends."""
+        self.recognized += 1
+        start, end = self._blank_run
+        self._blank_run = (start if line_no == end + 1 else line_no, line_no)
+
+    def settle(self, texts: dict[int, str], lines: int | None) -> None:
+        """Classify the unknown lines whose neighbours tell what they are (`parsing/continuations.py`):
+        `texts` holds the log's non-blank lines by number (the hot ones aside), `lines` is how many
+        lines it has (None when `texts` is not the whole log: then no line is known to be the last)."""
+        start, end = self._blank_run
+        last_line = None if lines is None else start - 1 if end == lines else lines
+        open_depth: dict[int, int] = {}
+        for line_no, text, key, enveloped in self._pending:
+            kind = context_kind(line_no, text, enveloped, texts, last_line, open_depth)
+            if kind is None:
+                continue
+            self.unparsed -= 1
+            self.recognized += 1
+            self.classified[kind] += 1
+            self.templates[key] -= 1
+            if self.templates[key] <= 0:
+                del self.templates[key]
+                self.first_line.pop(key, None)
+        self._pending = []
 
     def reclaim(self, line_no: int, text: str) -> None:
         """A line counted as unparsed turned out to continue a multi-line record."""
@@ -107,6 +148,8 @@ class Coverage:
             if self.classified[last[1]] <= 0:
                 del self.classified[last[1]]
             return
+        if self._pending and self._pending[-1][0] == line_no:
+            self._pending.pop()  # (part of a record now: no longer a line of its own)
         self.unparsed -= 1
         self.recognized += 1
         key = template_of(text)

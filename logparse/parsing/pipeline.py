@@ -322,11 +322,11 @@ class _Stage2:
             if not msg and env is None:
                 # A blank line is a known shape (tracebacks and benchmark blocks end with one), not
                 # a gap in the grammar; the record assemblers still see it.
-                log.coverage.recognized += 1
+                log.coverage.add_blank(no)
                 log.events.extend(self.commands.feed(stream, no, None, msg)[0])
                 done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
             else:
-                log.coverage.add_unparsed(no, msg)
+                log.coverage.add_unparsed(no, msg, env is not None or bool(level))
                 # A line after a `\` continues the pasted command, whatever it holds.
                 emitted, absorbed = self.commands.feed(stream, no, None, msg)
                 log.events.extend(emitted)
@@ -390,6 +390,8 @@ def parse_file(path: str, *, jobs: int = 1, window: TimeWindow | None = None) ->
     log.report.damaged_numbers += numbers.damaged() - damaged
     hot = len(log.decode) + len(log.prefill) + len(log.access)
     cov = log.coverage
+    # Lines whose kind their neighbours tell (a cut last line, a wrap's rest: parsing/continuations.py).
+    cov.settle(log.texts, log.report.physical_lines if log.text_chars < MAX_TEXT_CHARS else None)
     cov.recognized += hot
     cov.total = cov.recognized + cov.unparsed + cov.outside_window
     return log
