@@ -29,6 +29,17 @@ def _peak(fn: Callable[[], Any]) -> tuple[Any, int]:
         tracemalloc.stop()
 
 
+def _held(fn: Callable[[], Any]) -> tuple[Any, int]:
+    """fn's result and the Python memory it still holds once it returned (bytes)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = fn()
+        return out, tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+
+
 def _spec_log(rows: int) -> ParsedLog:
     """Decode rows that print accept len and rate (every third without a rate), as stage 1 leaves them."""
     log = ParsedLog(path="spec.log", report=ReadReport(path="spec.log"))
@@ -122,17 +133,89 @@ def test_stats_fields_are_stored_narrow() -> None:
                                     "accept_len": (175 + i % 190) / 100, "accept_rate": (44 + i % 47) / 100})
         return d
 
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        d = fill()
-        held = tracemalloc.get_traced_memory()[0] - base
-    finally:
-        tracemalloc.stop()
-    # line, ts, rank: 20 bytes a row; the fields 16 (were 72); ~39 measured.
-    assert held < 200_000 * 45, held
+    d, held = _held(fill)
+    # line, ts, rank: 9 bytes a row (were 20); the fields 16 (were 72); ~28 measured (39 with
+    # wide base columns, 97 with wide fields).
+    assert held < 200_000 * 32, held
     assert all(math.isnan(v) for v in d.column("iteration"))
     assert d.column("token_usage", 0, 3).tolist() == [0.0, 0.01, 0.02]
+
+
+def _base_rows(rows: int) -> list[tuple[int, float, str | None]]:
+    """(line, ts, rank) rows crossing every narrowing case, slice by slice: whole seconds, ms,
+    us, times no unit gives back (float64 kept), NaN (no time), -0.0, slices spanning more than
+    int32 microseconds; line gaps beyond uint32; more ranks than int8 holds."""
+    from logparse.parsing.columns import CHUNK_ROWS
+
+    out: list[tuple[int, float, str | None]] = []
+    line = 5
+    for i in range(rows):
+        s, k = divmod(i, CHUNK_ROWS)
+        line += 3 if not (s == 2 and k == 100) else 1 << 33
+        ts = [1.7e9 + i // 10, 1.7e9 + i / 1000, 1.7e9 + i * 1e-6, 1.7e9 + i / 3, 1.7e9 + i * 50.000001,
+              -0.0 if k == 9 else 1e-3 * k][s % 6]
+        if k % 11 == 0:
+            ts = math.nan
+        rank = f"TP{k % 300}" if s == 3 else (None if k % 5 == 0 else f"TP{k % 8}")
+        out.append((line, ts, rank))
+    return out
+
+
+def test_base_columns_give_back_the_same_values() -> None:
+    """Line numbers, times (bit for bit, NaN and -0.0 kept) and rank codes across narrowed
+    slices: whole columns, iteration, indexes, row ranges, extend, pickling."""
+    import pickle
+
+    from logparse.parsing import columns
+
+    rows = 6 * columns.CHUNK_ROWS + 77
+    want = _base_rows(rows)
+    a = columns.AccessColumns()
+    for line, ts, rank in want:
+        a.add(line, ts, rank, {"client": "1.2.3.4:5", "method": "GET", "path": "/x", "status": 200})
+    lines, times = [r[0] for r in want], [r[1] for r in want]
+    codes = [a.ranks.code(r[2]) for r in want]
+    assert len(a.line) == len(a.ts) == len(a.rank) == rows
+    assert len(a.line.chunks) == 6 and len({c[0].typecode for c in a.ts.chunks}) > 1
+    assert list(a.line) == lines and a.line.numpy().tolist() == lines and list(a.rank) == codes
+    assert a.ts.tobytes() == _bits(times) and a.ts.numpy().tobytes() == _bits(times)
+    assert array("d", a.ts).tobytes() == _bits(times)
+    for i in (0, 11, columns.CHUNK_ROWS - 1, columns.CHUNK_ROWS, 2 * columns.CHUNK_ROWS + 101, rows - 1, -1, -rows):
+        assert a.line[i] == lines[i] and a.rank[i] == codes[i], i
+        assert _bits([a.ts[i]]) == _bits([times[i]]), i
+    for lo, hi in ((0, 10), (columns.CHUNK_ROWS - 5, columns.CHUNK_ROWS + 5), (rows - 200, rows + 50), (7, 7),
+                   (columns.CHUNK_ROWS, 5 * columns.CHUNK_ROWS + 3)):
+        assert a.ts[lo:hi].tobytes() == _bits(times[lo:hi]), (lo, hi)
+        assert a.line.values(lo, hi).tolist() == lines[lo:hi] and a.rank[lo:hi].tolist() == codes[lo:hi]
+    copy = pickle.loads(pickle.dumps(a))
+    copy.add(1, 2.0, "TP1", {"client": "c", "method": "GET", "path": "/", "status": 200})
+    assert copy.line == a.line.values() + array("q", [1]) and len(a) == rows
+    other = columns.AccessColumns()
+    other.add(1, 0.5, "TP9", {"client": "c", "method": "GET", "path": "/", "status": 200})
+    other.extend(a)
+    assert other.ts.tobytes() == _bits([0.5, *times]) and list(other.line) == [1, *lines]
+    assert [other.ranks.values[c] for c in other.rank] == ["TP9", *(r[2] for r in want)]
+
+
+def test_base_columns_are_stored_narrow() -> None:
+    """A serving log's line numbers (uint32 deltas), whole-second times (int32 offsets) and
+    ranks (int8): 9 bytes a row for the three, 20 before."""
+    import numpy  # noqa: F401 — imported before the measure (sealing imports it)
+
+    from logparse.parsing import columns
+
+    def fill() -> columns.AccessColumns:
+        a = columns.AccessColumns()
+        add = a.add_fields
+        for i in range(300_000):
+            add(3 * i + 7, 1.7e9 + i // 40, i % 8 + 1, "c", "GET", "/", 200)
+        return a
+
+    a, held = _held(fill)
+    # status/method/path/client: 16 bytes a row; the base columns ~9 (were 20) and their wide
+    # tails (one slice each): ~27 measured, ~37 before.
+    assert held < 300_000 * 31, held
+    assert a.line[-1] == 3 * 299_999 + 7 and a.ts[-1] == 1.7e9 + 299_999 // 40
 
 
 def _graph_reference(d: Any, captured: float | None) -> tuple[Any, ...]:

@@ -9,7 +9,9 @@ the filled slice is narrowed (`_Column`): a slice that printed nothing keeps no 
 and flags become int8/16/32, and a decimal value printed with up to four places becomes a scaled
 integer whenever that gives back the same float64 bit for bit. Readers ask `StatsColumns.column`
 for float64 values (NaN = not printed), the whole column or a row range: at 4M serving lines
-the fields held ~230 MB wide, ~60 MB narrowed.
+the fields held ~230 MB wide, ~60 MB narrowed. The base columns (line, ts, rank) are narrowed
+the same way (`BaseColumn`: 20 bytes a row wide, ~9 narrowed) and read as sequences of their
+wide values.
 """
 
 from __future__ import annotations
@@ -157,13 +159,196 @@ class _Column:
         return sum(v.itemsize * len(v) for v, _ in self.chunks if v is not None) + 8 * len(self.tail)
 
 
+# ---- Base columns: line numbers, timestamps, rank codes, narrowed per slice -------------------
+# A row's line (int64), time (float64) and rank code (int32) were 20 bytes a row (~120 MB at 4M
+# serving lines). Every CHUNK_ROWS rows a filled slice is narrowed: line numbers as a base and
+# uint32 deltas, times as integer offsets (seconds, ms or us) from the slice's first whole
+# second when base + k / scale gives back each float64 bit for bit (else float64), rank codes as
+# int8/int16 when they fit. Readers see the wide values (`BaseColumn` is a read-only sequence
+# of them, `numpy()` / `values(lo, hi)` for ranges).
+_TS_SCALES = (1.0, 1000.0, 1_000_000.0)
+_WIDE = {"q": "int64", "d": "float64", "i": "int32"}
+
+
+def _narrow_line(x: Any) -> tuple[array[Any], float, float]:
+    lo, hi = int(x.min()), int(x.max())
+    if hi - lo < (1 << 32):
+        return array("I", (x - lo).astype("u4").tobytes()), float(lo), 0.0
+    return array("q", x.tobytes()), 0.0, 0.0
+
+
+def _narrow_rank(x: Any) -> tuple[array[Any], float, float]:
+    lo, hi = int(x.min()), int(x.max())
+    for code, size in (("b", 1), ("h", 2)):
+        if -(1 << (8 * size - 1)) <= lo and hi < (1 << (8 * size - 1)):
+            return array(code, x.astype(f"i{size}").tobytes()), 0.0, 0.0
+    return array("i", x.tobytes()), 0.0, 0.0
+
+
+def _ts_values(k: Any, base: float, scale: float) -> Any:
+    """Offsets back as epoch seconds (the one formula `_narrow_ts` checks bit for bit)."""
+    return base + k.astype("float64") / scale
+
+
+def _narrow_ts(x: Any) -> tuple[array[Any], float, float]:
+    import numpy as np
+
+    present = x == x
+    if present.any():
+        v = x[present]
+        base = float(math.floor(float(v.min())))
+        with np.errstate(all="ignore"):
+            for scale in _TS_SCALES:
+                k = np.rint((v - base) * scale)
+                if float(k.max()) >= 2**31 - 1:
+                    break  # a finer unit only widens
+                # -0.0 is another float64 than the 0.0 the offsets give back.
+                if (_ts_values(k, base, scale) == v).all() and not np.signbit(v[v == 0]).any():
+                    out = np.full(len(x), -1, dtype="i4")
+                    out[present] = k
+                    return array("i", out.tobytes()), float(base), scale
+    return array("d", x.tobytes()), 0.0, 0.0
+
+
+def _widen_base(typecode: str, chunk: tuple[array[Any], float, float]) -> Any:
+    import numpy as np
+
+    values, base, scale = chunk
+    if values.typecode == typecode:
+        return np.frombuffer(values, dtype=_WIDE[typecode])
+    k = np.frombuffer(values, dtype=values.typecode)
+    if typecode == "q":
+        return k.astype("int64") + int(base)
+    if typecode == "i":
+        return k.astype("int32")
+    out = _ts_values(k, base, scale)
+    out[k < 0] = NAN
+    return out
+
+
+_NARROW = {"q": _narrow_line, "d": _narrow_ts, "i": _narrow_rank}
+
+
+class BaseColumn:
+    """One base column (typecode 'q' line, 'd' ts, 'i' rank code): narrowed slices of CHUNK_ROWS
+    rows, then the wide rows after them (`tail`; `append` is its bound append, kept valid since
+    the tail is emptied in place, never replaced). Reads give the wide values."""
+
+    __slots__ = ("append", "chunks", "tail", "typecode")
+
+    def __init__(self, typecode: str) -> None:
+        self.typecode = typecode
+        self.chunks: list[tuple[array[Any], float, float]] = []
+        self.tail: array[Any] = array(typecode)
+        self.append = self.tail.append
+
+    def __getstate__(self) -> tuple[str, list[tuple[array[Any], float, float]], array[Any]]:
+        return self.typecode, self.chunks, self.tail
+
+    def __setstate__(self, state: tuple[str, list[tuple[array[Any], float, float]], array[Any]]) -> None:
+        self.typecode, self.chunks, self.tail = state
+        self.append = self.tail.append
+
+    def __len__(self) -> int:
+        return len(self.chunks) * CHUNK_ROWS + len(self.tail)
+
+    def seal(self) -> None:
+        """Narrow every full slice of the tail."""
+        import numpy as np
+
+        tail = self.tail
+        narrow = _NARROW[self.typecode]
+        while len(tail) >= CHUNK_ROWS:
+            self.chunks.append(narrow(np.frombuffer(tail, dtype=_WIDE[self.typecode], count=CHUNK_ROWS).copy()))
+            del tail[:CHUNK_ROWS]
+
+    def extend(self, values: Any) -> None:
+        """Append wide values (an array, an iterable, or another BaseColumn slice by slice)."""
+        if isinstance(values, BaseColumn):
+            for lo in range(0, len(values), CHUNK_ROWS):
+                self.extend(values.values(lo, min(lo + CHUNK_ROWS, len(values))))
+            return
+        self.tail.extend(values)
+        if len(self.tail) >= CHUNK_ROWS:
+            self.seal()
+
+    def values(self, lo: int = 0, hi: int | None = None) -> array[Any]:
+        """Rows lo..hi-1 as a new wide array."""
+        n = len(self)
+        hi = n if hi is None else min(hi, n)
+        lo = min(lo, hi)
+        chunks = self.chunks
+        if not chunks:
+            return self.tail[lo:hi]
+        out: array[Any] = array(self.typecode)
+        for c in range(lo // CHUNK_ROWS, min((hi - 1) // CHUNK_ROWS, len(chunks) - 1) + 1):
+            start = c * CHUNK_ROWS
+            out.frombytes(_widen_base(self.typecode, chunks[c])[max(lo - start, 0) : hi - start].tobytes())
+        tail_start = len(chunks) * CHUNK_ROWS
+        if hi > tail_start:
+            out.extend(self.tail[max(lo - tail_start, 0) : hi - tail_start])
+        return out
+
+    def numpy(self) -> Any:
+        """Every row as a numpy array of the wide type (zero-copy while nothing is narrowed)."""
+        import numpy as np
+
+        wide = self.tail if not self.chunks else self.values()
+        return np.frombuffer(wide, dtype=_WIDE[self.typecode]) if len(wide) else np.zeros(0, _WIDE[self.typecode])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def tobytes(self) -> bytes:
+        return self.values().tobytes()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BaseColumn):
+            other = other.values()
+        return self.values() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __iter__(self) -> Iterator[Any]:
+        for c in range(len(self.chunks)):
+            yield from self.values(c * CHUNK_ROWS, (c + 1) * CHUNK_ROWS)
+        yield from self.tail
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            lo, hi, step = index.indices(len(self))
+            if step != 1:
+                return self.values()[index]
+            return self.values(lo, hi)
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("column index out of range")
+        c, i = divmod(index, CHUNK_ROWS)
+        if c == len(self.chunks):
+            return self.tail[i]
+        values, base, scale = self.chunks[c]
+        k = values[i]
+        if values.typecode == self.typecode:
+            return k
+        if self.typecode == "q":
+            return k + int(base)
+        if self.typecode == "i":
+            return k
+        if k < 0:
+            return NAN
+        return float(base + float(k) / scale)
+
+
 class _Columns:
-    """Common part: line numbers, timestamps (epoch seconds), ranks."""
+    """Common part: line numbers, timestamps (epoch seconds), ranks (codes of `ranks`)."""
 
     def __init__(self) -> None:
-        self.line = array("q")
-        self.ts = array("d")
-        self.rank = array("i")
+        self.line = BaseColumn("q")
+        self.ts = BaseColumn("d")
+        self.rank = BaseColumn("i")
         self.ranks = Interner()
 
     def __len__(self) -> int:
@@ -181,6 +366,12 @@ class _Columns:
         self.ts.extend(other.ts)
         self.rank.extend(array("i", (remap[c] for c in other.rank)))
         return remap
+
+    def seal_base(self) -> None:
+        """Narrow the base columns' full slices."""
+        self.line.seal()
+        self.ts.seal()
+        self.rank.seal()
 
 
 class StatsColumns(_Columns):
@@ -209,11 +400,13 @@ class StatsColumns(_Columns):
         extra = get("extra")
         if extra:
             self.add_extra(len(self.line) - 1, extra)
-        if len(self.line) % CHUNK_ROWS == 0:
+        if len(self.line.tail) >= CHUNK_ROWS:
             self.seal()
 
     def seal(self) -> None:
-        """Narrow the fields' full slices (every CHUNK_ROWS rows; the hot path calls it too)."""
+        """Narrow the fields' and base columns' full slices (every CHUNK_ROWS rows; the hot path
+        calls it too)."""
+        self.seal_base()
         for col in self._cols.values():
             col.seal()
 
@@ -267,8 +460,8 @@ class StatsColumns(_Columns):
         import pandas as pd
 
         data: dict[str, Any] = {
-            "line": self.line,
-            "ts": pd.to_datetime(pd.Series(self.ts, dtype="float64"), unit="s"),
+            "line": self.line.numpy(),
+            "ts": pd.to_datetime(pd.Series(self.ts.numpy(), dtype="float64"), unit="s"),
             "rank": [self.ranks.values[c] for c in self.rank],
         }
         for name in self.fields:
@@ -342,6 +535,8 @@ class AccessColumns(_Columns):
         self.path.append(code(path.split("?", 1)[0]))
         # Client ports change per connection; keep the host only.
         self.client.append(code(client.rpartition(":")[0] or client))
+        if len(self.line.tail) >= CHUNK_ROWS:
+            self.seal_base()
 
     def extend(self, other: AccessColumns) -> None:
         self._extend_base(other)
@@ -356,8 +551,8 @@ class AccessColumns(_Columns):
         s = self.strings.values
         return pd.DataFrame(
             {
-                "line": self.line,
-                "ts": pd.to_datetime(pd.Series(self.ts, dtype="float64"), unit="s"),
+                "line": self.line.numpy(),
+                "ts": pd.to_datetime(pd.Series(self.ts.numpy(), dtype="float64"), unit="s"),
                 "client": [s[c] for c in self.client],
                 "method": [s[c] for c in self.method],
                 "path": [s[c] for c in self.path],
@@ -458,6 +653,7 @@ class HotRows:
         a_method, a_path, a_client = store.method.append, store.path.append, store.client.append
         strings, code = store.strings._index, store.strings.code
         ranks, rank_code = store.ranks._index, store.ranks.code
+        line_tail, seal = store.line.tail, store.seal_base
         cache, resolve = self._resolver(prefix, envelope) if prefix is not None else ({}, None)
         at_pfx = groups.get("pfx", 0)
 
@@ -489,6 +685,8 @@ class HotRows:
             client = client.rpartition(":")[0] or client
             c = strings.get(client)
             a_client(code(client) if c is None else c)
+            if len(line_tail) >= CHUNK_ROWS:
+                seal()
         self.adders[key] = add
         return add
 
@@ -544,8 +742,8 @@ def _stats_code(store: StatsColumns, plan: tuple[tuple[str, str], ...], groups: 
     for name, v in var.items():
         namespace[f"_a_{v}"] = store._cols[name].tail.append
         out.append(f"    _a_{v}({v})")
-    namespace["_line"], namespace["_seal"] = store.line, store.seal
+    namespace["_line"], namespace["_ltail"], namespace["_seal"] = store.line, store.line.tail, store.seal
     if has_extra:
         out += ["    if extra:", "        _add_extra(len(_line) - 1, extra)"]
-    out += [f"    if not len(_line) % {CHUNK_ROWS}:", "        _seal()"]
+    out += [f"    if len(_ltail) >= {CHUNK_ROWS}:", "        _seal()"]
     return "\n".join(out)

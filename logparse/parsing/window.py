@@ -33,7 +33,7 @@ from logparse.model.events import (
     Unparsed,
 )
 from logparse.model.window import TimeWindow, WindowError
-from logparse.parsing.columns import AccessColumns, Interner, StatsColumns, epoch, from_epoch
+from logparse.parsing.columns import AccessColumns, BaseColumn, Interner, StatsColumns, epoch, from_epoch
 
 _NO_YEAR = 1900  # how the parser dates a log that prints no year (model/window.py)
 
@@ -69,9 +69,11 @@ def _ts_text(item: Rest) -> str | None:
     return None
 
 
-def _np_of(values: array[Any], dtype: str) -> npt.NDArray[Any]:
+def _np_of(values: array[Any] | BaseColumn, dtype: str) -> npt.NDArray[Any]:
     import numpy as np
 
+    if isinstance(values, BaseColumn):
+        return values.numpy()
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
@@ -104,9 +106,10 @@ def _select_stats(cols: StatsColumns, keep: npt.NDArray[np.bool_]) -> StatsColum
         return cols
     idx = np.nonzero(keep)[0]
     out = StatsColumns(cols.event_cls, cols.fields)
-    out.ranks, out.rank = _ranks(cols, idx)
-    out.line = _array("q", _np_of(cols.line, "int64")[idx])
-    out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
+    out.ranks, ranks = _ranks(cols, idx)
+    out.rank.extend(ranks)
+    out.line.extend(_array("q", _np_of(cols.line, "int64")[idx]))
+    out.ts.extend(_array("d", _np_of(cols.ts, "float64")[idx]))
     for name in cols.fields:
         out._cols[name].extend(_array("d", _np_of(cols.column(name), "float64")[idx]))
     new_row = np.full(len(keep), -1, dtype="int64")
@@ -127,10 +130,11 @@ def _select_access(cols: AccessColumns, keep: npt.NDArray[np.bool_]) -> AccessCo
         return cols
     idx = np.nonzero(keep)[0]
     out = AccessColumns()
-    out.ranks, out.rank = _ranks(cols, idx)
+    out.ranks, ranks = _ranks(cols, idx)
+    out.rank.extend(ranks)
     out.strings = cols.strings  # decoded per row only: sharing it changes no answer
-    out.line = _array("q", _np_of(cols.line, "int64")[idx])
-    out.ts = _array("d", _np_of(cols.ts, "float64")[idx])
+    out.line.extend(_array("q", _np_of(cols.line, "int64")[idx]))
+    out.ts.extend(_array("d", _np_of(cols.ts, "float64")[idx]))
     for name in ("status", "method", "path", "client"):
         setattr(out, name, _array("i", _np_of(getattr(cols, name), "int32")[idx]))
     return out

@@ -28,6 +28,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from logparse.model.events import EVENT_CLASSES
+from logparse.parsing.columns import BaseColumn
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -323,7 +324,7 @@ class TableBuilder:
         import pyarrow as pa
 
         lines = _np(cols.line, np.int64)
-        data: dict[str, Any] = self.identity(cols.line)
+        data: dict[str, Any] = self.identity(lines)
         data["line"] = pa.array(lines, pa.int64())
         data["end_line"] = pa.array(lines, pa.int64())
         data["ts"] = _epoch_array(cols.ts)
@@ -436,6 +437,8 @@ def _stream(wrapper: Any, cleaner: Cleaner) -> str | None:
 def _np(values: Any, dtype: Any) -> Any:
     import numpy as np
 
+    if isinstance(values, BaseColumn):
+        return values.numpy()
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype)
 
 
