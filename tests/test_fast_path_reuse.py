@@ -94,3 +94,32 @@ def test_shapes_are_kept_per_first_character() -> None:
     assert fast._stats_shapes
     for char, shapes in fast._shapes_at.items():
         assert all(s.regex.pattern.startswith(f"(?={re.escape(char)})") for s in shapes)
+
+
+class _CountingDict(dict):  # type: ignore[type-arg]
+    asked = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        _CountingDict.asked += 1
+        return super().get(key, default)
+
+
+def test_hot_lines_are_not_looked_up_in_the_memo() -> None:
+    """A line of a learned access (or fused stats) shape goes to the columns without its text
+    being hashed for the memo: the memo is for non-hot lines."""
+    from logparse.parsing.columns import AccessColumns, HotRows, decode_columns, prefill_columns
+
+    parser = _fresh()
+    fast = parser.fast
+    assert fast is not None
+    access = [f'[2026-04-14 09:40:{i % 60:02d}] INFO:     10.0.0.{i % 250}:5{i:04d} - "POST /generate HTTP/1.1" 200 OK'
+              for i in range(600)]
+    for line in access[:300]:  # learn the access shape
+        assert parser.parse(line) == parser.parse_lalr(line)
+    rows = HotRows(decode_columns(), prefill_columns(), AccessColumns(), lambda ts: 0.0)
+    fast._memo = _CountingDict()
+    _CountingDict.asked = 0
+    for no, line in enumerate(access[300:]):
+        assert fast.parse_hot(line, no, None, rows) is not None
+    assert len(rows.access) == 300
+    assert _CountingDict.asked == 0

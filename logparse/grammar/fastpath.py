@@ -497,15 +497,12 @@ class FastPath:
             m = fused.regex.fullmatch(text)
             if m is not None:
                 return self._from_stats_shape(fused, m)
-        known = self._memo.get(text)
-        if known is not None:
-            return known
         for shape in self._shapes_at.get(char, ()):
             m = shape.regex.fullmatch(text)
             if m is not None:
-                out = self._from_shape(shape, m)
-                return out if shape.alt.name in self._unshared else self._remember(text, out)
-        return self._parse(text)
+                return self._shaped(shape, m, text)
+        known = self._memo.get(text)
+        return known if known is not None else self._parse(text)
 
     def parse_hot(self, text: str, no: int, wrapper: Any, rows: Any) -> Any:
         """`parse`, except that a line matched by a fused stats shape or an access shape goes
@@ -526,15 +523,11 @@ class FastPath:
                                            fused.offset, fused.prefix, self.envelope)
                 add(no, wrapper, m.groups())
                 return HOT
-        known = self._memo.get(text)
-        if known is not None:
-            return known
         for shape in self._shapes_at.get(char, ()):
             m = shape.regex.fullmatch(text)
             if m is not None:
                 if shape.access_group is None:
-                    out = self._from_shape(shape, m)
-                    return out if shape.alt.name in self._unshared else self._remember(text, out)
+                    return self._shaped(shape, m, text)
                 shape.hits += 1
                 add = rows.adders.get(shape.serial)
                 if add is None:
@@ -543,7 +536,16 @@ class FastPath:
                                             self.envelope, self._access_split)
                 add(no, wrapper, m.groups())
                 return HOT
-        return self._parse(text)
+        # The memo is asked only here and for non-hot shapes: a hot line's text is never hashed.
+        known = self._memo.get(text)
+        return known if known is not None else self._parse(text)
+
+    def _shaped(self, shape: _Shape, m: re.Match[str], text: str) -> Any:
+        """A line matched by a (non-hot) shape: its remembered result, else the shape's."""
+        if shape.alt.name in self._unshared:
+            return self._from_shape(shape, m)
+        known = self._memo.get(text)
+        return known if known is not None else self._remember(text, self._from_shape(shape, m))
 
     def envelope(self, prefix: str, value: str) -> Any:
         """The Envelope of a prefix token (cached: a pure function of the text)."""
