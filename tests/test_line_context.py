@@ -136,3 +136,30 @@ def test_a_blank_line_ends_a_line(tmp_path: Path) -> None:
     text = ('$ sglang generate --model-path Wan-AI/Wan2.1-T2V-1.3B-Diffusers     --prompt "A curious raccoon"'
             "     --save-output\n\nn\"     --save-output\n" + FLUSHED)
     assert "wrapped-continuation" not in _classified(tmp_path, text)
+
+
+SERVER_ARGS = (
+    "[2025-01-01 00:00:00] server_args=ServerArgs(model_path='/models/Qwen2-7B', tokenizer_mode='auto', "
+    "trust_remote_code=False, enable_dp_attention=False, enable_ep_moe=False, log_requests=False, "
+    "log_requests_level=0, json_model_override_args='{}', chunked_prefill_size=8192, disable_radix_cache=False, "
+    "mem_fraction_static=0.88, tp_size=8, dp_size=1, random_seed=42, watchdog_timeout=300, dist_init_addr=None, "
+    "enable_torch_compile=False, cuda_graph_max_bs=160)"
+)
+LOAD = "[2025-01-01 00:00:01] Load weight begin. avail mem=70.00 GB\n"
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_a_wrapped_server_args_dump_is_recognized(tmp_path: Path, width: int) -> None:
+    # a terminal's fixed width: pieces start with a capital (`None, …`), a brace or a dot inside the repr
+    pieces = [SERVER_ARGS[i:i + width] for i in range(0, len(SERVER_ARGS), width)]
+    path = tmp_path / "x.log"
+    path.write_text("\n".join(pieces) + "\n" + LOAD, encoding="utf-8")
+    cov = parse_file(str(path)).coverage
+    assert cov.unparsed == 0
+    assert cov.classified.get("wrapped-continuation", 0) >= 1
+
+
+def test_an_open_bracket_does_not_take_the_next_record(tmp_path: Path) -> None:
+    head = SERVER_ARGS[:150]  # left open
+    text = f"{head}\n\nNone of the workers answered in time\n" + LOAD
+    assert "wrapped-continuation" not in _classified(tmp_path, text)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cache
 
 __all__ = ["CUT_LINE", "WRAPPED", "context_kind", "is_cut_end", "is_cut_repeat", "opens_wrap"]
@@ -58,6 +58,9 @@ _ALNUM_RUN = re.compile(r"[0-9A-Za-z]+$")
 # A wrap inside a hash or an id (`…5e092ebca197cdcd8d8` + `b195040accf2…`): the run of letters and
 # digits before the break is at least this long (a value such as `num_warps=4` ends in a short one).
 MIN_ID_RUN = 8
+# How far back a run of wrap-width lines is followed for the brackets it opened (a server_args dump
+# wrapped at 80 columns is ~40 lines).
+MAX_RUN = 64
 
 
 @cache
@@ -175,18 +178,32 @@ def _after(no: int, texts: Mapping[int, str]) -> int | None:
     return k if k in texts and (_spaced(no, texts, -1) or _spaced(k, texts, 1)) else None
 
 
-def _wrapped(no: int, text: str, texts: Mapping[int, str], open_depth: Mapping[int, int]) -> int | None:
+def _run_depth(k: int, texts: Mapping[int, str], loose: Collection[int]) -> int:
+    """The brackets open after line `k` in the run of wrap-width lines it ends: back through the
+    lines that are no record of their own (`loose`: the ones classify() knew, a repr's pieces such
+    as `name=value, …`) to the line that started the run (a parsed `server_args=ServerArgs(…`)."""
+    start = k
+    while (start in loose and k - start < MAX_RUN and start - 1 in texts
+           and opens_wrap(texts[start - 1])):
+        start -= 1
+    depth = 0
+    for j in range(start, k + 1):
+        depth = _balance(texts[j], depth)
+    return depth
+
+
+def _wrapped(no: int, text: str, texts: Mapping[int, str], open_depth: Mapping[int, int],
+             loose: Collection[int]) -> int | None:
     """The brackets still open after this line when it continues the line before it, or None."""
     k = _before(no, texts)
     prev = texts.get(k) if k is not None else None
-    if prev is None or not text or text[0].isspace() or not _STARTS_INSIDE.match(text) or not opens_wrap(prev):
+    if k is None or prev is None or not text or text[0].isspace() or not opens_wrap(prev) or _FRAME_LINE.match(prev):
         return None
-    if _FRAME_LINE.match(prev):
-        return None
-    # Inside a chain (the line before continued one too) or after a line that left a bracket
-    # open, a line starting inside a repr goes on with it; otherwise the break must fall in a token.
-    depth = open_depth[k] if k in open_depth else _balance(prev, 0)
-    if depth > 0 or _joins(prev, text):
+    # Inside brackets a wrap left open (a chain's, or the run's up to the line that opened them),
+    # any piece of the repr goes on with it (`None, enable_torch_compile=False, …)`); otherwise the
+    # break must fall inside a token.
+    depth = open_depth[k] if k in open_depth else _run_depth(k, texts, loose)
+    if depth > 0 or (_STARTS_INSIDE.match(text) is not None and _joins(prev, text)):
         return _balance(text, depth)
     return None
 
@@ -199,18 +216,19 @@ def _at_block_end(no: int, texts: Mapping[int, str], last_line: int) -> bool:
 
 
 def context_kind(no: int, text: str, enveloped: bool, texts: Mapping[int, str], last_line: int | None,
-                 open_depth: dict[int, int]) -> str | None:
+                 open_depth: dict[int, int], loose: Collection[int] = ()) -> str | None:
     """The kind of unknown line `no` (message `text`, after an envelope when `enveloped`: then it
     starts a record and continues none) from its neighbours in `texts` (line number → the line as
     read, its wrapper removed), or None. `open_depth` carries a wrap chain's open brackets from one line
-    to the next (the caller passes the same dict for the lines of one log, in order)."""
+    to the next (the caller passes the same dict for the lines of one log, in order); `loose` holds
+    the lines classify() knew (no record of their own: a wrapped repr's pieces may be among them)."""
     before, after = _before(no, texts), _after(no, texts)
     if ((after is not None and is_cut_repeat(text, texts[after]))
             or (before is not None and is_cut_repeat(text, texts[before]))):
         return CUT_LINE
     if last_line is not None and _at_block_end(no, texts, last_line) and is_cut_end(text, _near_words(texts, no)):
         return CUT_LINE
-    depth = None if enveloped else _wrapped(no, text, texts, open_depth)
+    depth = None if enveloped else _wrapped(no, text, texts, open_depth, loose)
     if depth is not None:
         open_depth[no] = depth
         return WRAPPED

@@ -75,6 +75,8 @@ class Coverage:
     _memo: dict[str, tuple[str | None, str | None]] = field(default_factory=dict, repr=False, compare=False)
     # Unknown lines as (number, text, template, enveloped) in file order (MAX_PENDING), for `settle`.
     _pending: list[tuple[int, str, str, bool]] = field(default_factory=list, repr=False, compare=False)
+    # Numbers of the lines classify() knew (MAX_PENDING), for `settle`: a wrapped repr's pieces.
+    _known_lines: set[int] = field(default_factory=set, repr=False, compare=False)
     # The last run of blank lines (first, last number) seen: trailing blank lines end no excerpt.
     _blank_run: tuple[int, int] = field(default=(0, -1), repr=False, compare=False)
 
@@ -83,6 +85,7 @@ class Coverage:
         state = self.__dict__.copy()
         state["_memo"] = {}
         state["_pending"] = []
+        state["_known_lines"] = set()
         return state
 
     def add_unparsed(self, line_no: int, text: str, enveloped: bool = False) -> None:
@@ -102,6 +105,8 @@ class Coverage:
             self.recognized += 1
             self.classified[kind] += 1
             self._last_classified = (line_no, kind)
+            if len(self._known_lines) < MAX_PENDING:
+                self._known_lines.add(line_no)
             return
         assert key is not None
         self.unparsed += 1
@@ -126,7 +131,7 @@ class Coverage:
         last_line = None if lines is None else start - 1 if end == lines else lines
         open_depth: dict[int, int] = {}
         for line_no, text, key, enveloped in self._pending:
-            kind = context_kind(line_no, text, enveloped, texts, last_line, open_depth)
+            kind = context_kind(line_no, text, enveloped, texts, last_line, open_depth, self._known_lines)
             if kind is None:
                 continue
             self.unparsed -= 1
@@ -137,6 +142,7 @@ class Coverage:
                 del self.templates[key]
                 self.first_line.pop(key, None)
         self._pending = []
+        self._known_lines = set()
 
     def reclaim(self, line_no: int, text: str) -> None:
         """A line counted as unparsed turned out to continue a multi-line record."""
@@ -144,6 +150,7 @@ class Coverage:
         if last is not None and last[0] == line_no:
             # It was recognized already (by its kind); now it is part of a record instead.
             self._last_classified = None
+            self._known_lines.discard(line_no)
             self.classified[last[1]] -= 1
             if self.classified[last[1]] <= 0:
                 del self.classified[last[1]]
