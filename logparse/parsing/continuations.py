@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from functools import cache
 
 __all__ = ["CUT_LINE", "WRAPPED", "context_kind", "is_cut_end", "is_cut_repeat", "opens_wrap"]
@@ -91,12 +91,13 @@ def _starts_longer(word: str, words: set[str] | frozenset[str], ordered: tuple[s
     return any(len(w) > len(word) and w.startswith(word) for w in words)
 
 
-def is_cut_end(text: str, near: set[str]) -> bool:
+def is_cut_end(text: str, near: set[str] | Callable[[], set[str]]) -> bool:
     """Whether a log's (or a paste block's) last line stops inside a word: its last word is no
     word of the log around it (`near`) nor of the templates, but the start of one of them. A
     complete message ends in a whole word, a number or punctuation (`Killed`, `Aborted (core
     dumped)`, `… out of memory`); a number cut short cannot be told from a whole one, so a line
-    that ends in a digit or a sign is left alone."""
+    that ends in a digit or a sign is left alone. (`near` may be a function: the words are then
+    gathered only for a line that passes the cheaper tests.)"""
     body = text.strip()
     if not body or len(body) > MAX_CUT_CHARS or len(text.rstrip()) < len(text):
         return False  # (trailing blanks: the line ended, it was not cut)
@@ -105,7 +106,11 @@ def is_cut_end(text: str, near: set[str]) -> bool:
         return False
     word = m.group()
     known, ordered = _template_words()
-    if word in near or word in known:
+    if word in known:
+        return False
+    if callable(near):
+        near = near()
+    if word in near:
         return False
     return _starts_longer(word, near) or _starts_longer(word, known, ordered)
 
@@ -126,13 +131,13 @@ def is_cut_repeat(text: str, neighbour: str | None) -> bool:
 
 
 def _balance(text: str, depth: int) -> int:
-    """Brackets left open after `text`, starting with `depth` open (closers never go below 0)."""
-    for ch in text:
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in ")]}" and depth > 0:
-            depth -= 1
-    return depth
+    """Brackets left open after `text`, starting with `depth` open (never below 0; counted, not
+    matched: a wrapped repr's pieces only need to tell whether its brackets are still open)."""
+    if "(" not in text and "[" not in text and "{" not in text and depth == 0:
+        return 0
+    opened = text.count("(") + text.count("[") + text.count("{")
+    closed = text.count(")") + text.count("]") + text.count("}")
+    return max(0, depth + opened - closed)
 
 
 def opens_wrap(prev: str) -> bool:
@@ -178,21 +183,26 @@ def _after(no: int, texts: Mapping[int, str]) -> int | None:
     return k if k in texts and (_spaced(no, texts, -1) or _spaced(k, texts, 1)) else None
 
 
-def _run_depth(k: int, texts: Mapping[int, str], loose: Collection[int]) -> int:
+def _run_depth(k: int, texts: Mapping[int, str], loose: Collection[int], memo: dict[int, int]) -> int:
     """The brackets open after line `k` in the run of wrap-width lines it ends: back through the
     lines that are no record of their own (`loose`: the ones classify() knew, a repr's pieces such
-    as `name=value, …`) to the line that started the run (a parsed `server_args=ServerArgs(…`)."""
+    as `name=value, …`) to the line that started the run (a parsed `server_args=ServerArgs(…`).
+    Each line's answer is kept in `memo` (one pass over a run, however many lines ask)."""
     start = k
-    while (start in loose and k - start < MAX_RUN and start - 1 in texts
+    while (start not in memo and start in loose and k - start < MAX_RUN and start - 1 in texts
            and opens_wrap(texts[start - 1])):
         start -= 1
-    depth = 0
+    if start in memo:  # (k itself, or where an earlier look-up's pass stopped)
+        depth = memo[start]
+        start += 1
+    else:
+        depth = 0
     for j in range(start, k + 1):
-        depth = _balance(texts[j], depth)
+        depth = memo[j] = _balance(texts[j], depth)
     return depth
 
 
-def _wrapped(no: int, text: str, texts: Mapping[int, str], open_depth: Mapping[int, int],
+def _wrapped(no: int, text: str, texts: Mapping[int, str], open_depth: dict[int, int],
              loose: Collection[int]) -> int | None:
     """The brackets still open after this line when it continues the line before it, or None."""
     k = _before(no, texts)
@@ -202,7 +212,7 @@ def _wrapped(no: int, text: str, texts: Mapping[int, str], open_depth: Mapping[i
     # Inside brackets a wrap left open (a chain's, or the run's up to the line that opened them),
     # any piece of the repr goes on with it (`None, enable_torch_compile=False, …)`); otherwise the
     # break must fall inside a token.
-    depth = open_depth[k] if k in open_depth else _run_depth(k, texts, loose)
+    depth = _run_depth(k, texts, loose, open_depth)
     if depth > 0 or (_STARTS_INSIDE.match(text) is not None and _joins(prev, text)):
         return _balance(text, depth)
     return None
@@ -219,14 +229,14 @@ def context_kind(no: int, text: str, enveloped: bool, texts: Mapping[int, str], 
                  open_depth: dict[int, int], loose: Collection[int] = ()) -> str | None:
     """The kind of unknown line `no` (message `text`, after an envelope when `enveloped`: then it
     starts a record and continues none) from its neighbours in `texts` (line number → the line as
-    read, its wrapper removed), or None. `open_depth` carries a wrap chain's open brackets from one line
-    to the next (the caller passes the same dict for the lines of one log, in order); `loose` holds
+    read, its wrapper removed), or None. `open_depth` holds the brackets open after each line of a
+    wrap chain or run looked at (the caller passes the same dict for the lines of one log, in order); `loose` holds
     the lines classify() knew (no record of their own: a wrapped repr's pieces may be among them)."""
     before, after = _before(no, texts), _after(no, texts)
     if ((after is not None and is_cut_repeat(text, texts[after]))
             or (before is not None and is_cut_repeat(text, texts[before]))):
         return CUT_LINE
-    if last_line is not None and _at_block_end(no, texts, last_line) and is_cut_end(text, _near_words(texts, no)):
+    if last_line is not None and _at_block_end(no, texts, last_line) and is_cut_end(text, lambda: _near_words(texts, no)):
         return CUT_LINE
     depth = None if enveloped else _wrapped(no, text, texts, open_depth, loose)
     if depth is not None:
