@@ -90,6 +90,21 @@ def test_cut_repeat(text: str, neighbour: str, cut: bool) -> None:
     assert is_cut_repeat(text, neighbour) is cut
 
 
+@pytest.mark.parametrize(("text", "neighbour", "cut"), [
+    ("D", "[2024-11-08 04:44:04 TP1] Detected errors during sampling! NaN in the logits.", True),
+    ("D", "[2024-11-08 04:44:04 TP1] Some Detected errors", False),  # not where the message starts
+    ("Killed", "[2024-11-08 04:44:04 TP1] Killed process 12", False),  # a whole word of it
+])
+def test_a_short_cut_repeat_at_the_message_start(text: str, neighbour: str, cut: bool) -> None:
+    assert is_cut_repeat(text, neighbour, 1) is cut
+
+
+def test_a_last_line_cut_after_one_letter(tmp_path: Path) -> None:
+    text = ("[2024-11-08 04:44:04 TP1] Detected errors during sampling! NaN in the logits.\n"
+            "[2024-11-08 04:44:04 TP1] Detected errors during sampling! NaN in the logits.\nD\n")
+    assert _classified(tmp_path, text).get("cut-line") == 1
+
+
 @pytest.mark.parametrize(("text", "near", "cut"), [
     ("Assertio", {"Assertion", "failed"}, True),
     ("Assertion", {"Assertion", "failed"}, False),

@@ -115,19 +115,26 @@ def is_cut_end(text: str, near: set[str] | Callable[[], set[str]]) -> bool:
     return _starts_longer(word, near) or _starts_longer(word, known, ordered)
 
 
-def is_cut_repeat(text: str, neighbour: str | None) -> bool:
+def is_cut_repeat(text: str, neighbour: str | None, min_chars: int = MIN_REPEAT_CHARS) -> bool:
     """Whether `text` is `neighbour`'s message cut inside a word (a viewer printed the line again
-    whole): `neighbour` is the line as read, its envelope (a timestamp of its own) before the text."""
+    whole): `neighbour` is the line as read, its envelope (a timestamp of its own) before the text.
+    A piece shorter than MIN_REPEAT_CHARS (asked for a log's last line: `D` after `[…] Detected …`)
+    must stand where the neighbour's message starts, right after its envelope."""
     if neighbour is None:
         return False
     body = text.strip()
     n = len(body)
-    if n < MIN_REPEAT_CHARS or not body[-1].isalnum():
+    if n < min_chars or not body or not body[-1].isalnum():
         return False
     i = neighbour.find(body)
-    end = i + n
-    return (i >= 0 and (i == 0 or neighbour[i - 1] in " ]|:") and end < len(neighbour)
-            and neighbour[end].isalnum())
+    while i >= 0:
+        end = i + n
+        head = neighbour[:i].rstrip()
+        starts = i == 0 or (head.endswith("]") if n < MIN_REPEAT_CHARS else neighbour[i - 1] in " ]|:")
+        if starts and end < len(neighbour) and neighbour[end].isalnum():
+            return True
+        i = neighbour.find(body, i + 1)
+    return False
 
 
 def _balance(text: str, depth: int) -> int:
@@ -236,7 +243,9 @@ def context_kind(no: int, text: str, enveloped: bool, texts: Mapping[int, str], 
     if ((after is not None and is_cut_repeat(text, texts[after]))
             or (before is not None and is_cut_repeat(text, texts[before]))):
         return CUT_LINE
-    if last_line is not None and _at_block_end(no, texts, last_line) and is_cut_end(text, lambda: _near_words(texts, no)):
+    if last_line is not None and _at_block_end(no, texts, last_line) and (
+            is_cut_end(text, lambda: _near_words(texts, no))
+            or (before is not None and is_cut_repeat(text, texts[before], 1))):
         return CUT_LINE
     depth = None if enveloped else _wrapped(no, text, texts, open_depth, loose)
     if depth is not None:
