@@ -190,6 +190,10 @@ def test_base_columns_give_back_the_same_values() -> None:
     copy = pickle.loads(pickle.dumps(a))
     copy.add(1, 2.0, "TP1", {"client": "c", "method": "GET", "path": "/", "status": 200})
     assert copy.line == a.line.values() + array("q", [1]) and len(a) == rows
+    loose = columns.BaseColumn("d")  # appended without a seal: the tail is longer than a slice
+    for i in range(columns.CHUNK_ROWS + 9):
+        loose.append(times[i])
+    assert _bits([loose[columns.CHUNK_ROWS + 3], loose[-1]]) == _bits([times[columns.CHUNK_ROWS + 3], times[columns.CHUNK_ROWS + 8]])
     other = columns.AccessColumns()
     other.add(1, 0.5, "TP9", {"client": "c", "method": "GET", "path": "/", "status": 200})
     other.extend(a)

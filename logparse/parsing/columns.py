@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.grammar.transform import runtime
 from logparse.model import numbers
 from logparse.model.events import DecodeBatch, Event, HttpAccess, PrefillBatch
+from logparse.parsing import prefix_times
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -326,9 +327,10 @@ class BaseColumn:
             index += n
         if not 0 <= index < n:
             raise IndexError("column index out of range")
+        tail_start = len(self.chunks) * CHUNK_ROWS
+        if index >= tail_start:  # the tail may be longer than a slice until its next seal
+            return self.tail[index - tail_start]
         c, i = divmod(index, CHUNK_ROWS)
-        if c == len(self.chunks):
-            return self.tail[i]
         values, base, scale = self.chunks[c]
         k = values[i]
         if values.typecode == self.typecode:
@@ -358,6 +360,8 @@ class _Columns:
         self.line.append(line)
         self.ts.append(ts)
         self.rank.append(self.ranks.code(rank))
+        if len(self.line.tail) >= CHUNK_ROWS:
+            self.seal_base()
 
     def _extend_base(self, other: _Columns) -> list[int]:
         """Append other's base columns; return the mapping of other's rank codes to ours."""
@@ -609,11 +613,11 @@ class HotRows:
     def _resolver(self, prefix: str, envelope: Callable[[str, str], Any]
                   ) -> tuple[dict[str, tuple[float | None, str | None]], Callable[[str], tuple[float | None, str | None]]]:
         cache = self._prefixes.setdefault(prefix, {})
-        epoch = self.epoch
+        # The plain SGLang prefix by its date-time and rank parts (a new second is no miss).
+        split = prefix_times.split_resolver(prefix, envelope, self.epoch)
 
         def resolve(text: str) -> tuple[float | None, str | None]:
-            env = envelope(prefix, text)
-            hit = (None if env.ts is None else epoch(env.ts), env.rank)
+            hit = split(text)
             if len(cache) >= _PREFIX_CACHE_MAX:
                 cache.clear()
             cache[text] = hit

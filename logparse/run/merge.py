@@ -117,7 +117,7 @@ def _stats(parts: list[tuple[StatsColumns, dict[int, int]]], like: StatsColumns)
     """Stats rows of every file, renumbered and in merged line order."""
     rows: list[tuple[int, StatsColumns, int]] = []
     for cols, table in parts:
-        rows.extend((table[cols.line[k]], cols, k) for k in range(len(cols)))
+        rows.extend((table[n], cols, k) for k, n in enumerate(cols.line.values()))
     rows.sort(key=lambda r: r[0])
     out = StatsColumns(like.event_cls, like.fields)
     extras: dict[int, dict[int, dict[str, float]]] = {}
@@ -127,27 +127,31 @@ def _stats(parts: list[tuple[StatsColumns, dict[int, int]]], like: StatsColumns)
             for r, v in zip(idx, values, strict=True):
                 per_row.setdefault(r, {})[name] = v
         extras[id(cols)] = per_row
-    # Each file's fields as float64 once (`column` widens narrowed slices: not once per row).
+    # Each file's fields, times and rank codes wide once (narrowed slices: not once per row).
     values = {id(cols): [(f, cols.column(f)) for f in cols.fields] for cols, _ in parts}
+    base = {id(cols): (cols.ts.values(), cols.rank.values()) for cols, _ in parts}
     for line, cols, k in rows:
         kw: dict[str, Any] = {f: col[k] for f, col in values[id(cols)]}
         extra = extras[id(cols)].get(k)
         if extra:
             kw["extra"] = extra
-        out.add(line, cols.ts[k], cols.ranks.values[cols.rank[k]], kw)
+        ts, rank = base[id(cols)]
+        out.add(line, ts[k], cols.ranks.values[rank[k]], kw)
     return out
 
 
 def _access(parts: list[tuple[AccessColumns, dict[int, int]]]) -> AccessColumns:
     rows: list[tuple[int, AccessColumns, int]] = []
     for cols, table in parts:
-        rows.extend((table[cols.line[k]], cols, k) for k in range(len(cols)))
+        rows.extend((table[n], cols, k) for k, n in enumerate(cols.line.values()))
     rows.sort(key=lambda r: r[0])
     out = AccessColumns()
     code = out.strings.code
+    base = {id(cols): (cols.ts.values(), cols.rank.values()) for cols, _ in parts}
     for line, cols, k in rows:
         s = cols.strings.values
-        out._base(line, cols.ts[k], cols.ranks.values[cols.rank[k]])
+        ts, rank = base[id(cols)]
+        out._base(line, ts[k], cols.ranks.values[rank[k]])
         out.status.append(cols.status[k])
         # Interned values are already normalised (path without query, client host): copy them as they are.
         out.method.append(code(s[cols.method[k]]))
