@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,9 @@ with contextlib.redirect_stdout(out):
         main()
     except SystemExit as done:
         code = done.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": len(out.getvalue())}))
+redact = sys.modules.get("logparse.render.redact")
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "out": len(out.getvalue()),
+                  "redact_scanners": getattr(redact, "_SCANNERS", None) is not None}))
 """
 
 
@@ -50,13 +53,18 @@ def _small_log(tmp_path: Path) -> Path:
     return path
 
 
-def _modules(args: list[str], cache: Path, cwd: Path) -> tuple[int, set[str]]:
+def _probe(args: list[str], cache: Path, cwd: Path) -> dict[str, Any]:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert doc["out"] > 0  # the command printed its result
+    return doc
+
+
+def _modules(args: list[str], cache: Path, cwd: Path) -> tuple[int, set[str]]:
+    doc = _probe(args, cache, cwd)
     return doc["code"], {m.split(".")[0] for m in doc["modules"]}
 
 
@@ -78,6 +86,16 @@ def test_a_warm_short_analyze_imports_nothing_heavy(small: tuple[Path, Path], ar
     assert sorted(modules & set(HEAVY)) == []
     assert sorted(modules & set(NOT_AT_START)) == []
     assert sorted(modules & set(NOT_IN_ANALYZE)) == []
+
+
+def test_a_short_analyze_compiles_no_redaction_scanner(small: tuple[Path, Path]) -> None:
+    """The output of a healthy short log holds no secret-shaped text: the needle prefilter rules
+    out every string, and the two full redaction regexes (~4 ms to compile) are never built.
+    SGLang's and logdiag's own `token` wording with a number (`token usage: 0.12`, `#token: 87950`,
+    `… / 48132 bytes per token = 17623 tokens`) is no needle."""
+    log, cache = small
+    doc = _probe(["analyze", str(log), "--format", "json"], cache, log.parent)
+    assert doc["redact_scanners"] is False
 
 
 def test_a_warm_short_check_imports_no_pool_and_no_toml(small: tuple[Path, Path]) -> None:

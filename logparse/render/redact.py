@@ -135,11 +135,20 @@ _CASED: list[tuple[str, str]] = [
 # also matches. A string with none of them cannot hold a secret, so it skips both full scans (most
 # output strings: numbers, ranks, phase names, traceback frames, and SGLang's many `token` words).
 # Keep in step with the alternatives: `tests/test_redaction.py` generates matches of each one.
-_SECRET_NAMES = r"key|token|secret|pass|passwd|password|passphrase|credentials?|sig|signature"
+_SECRET_NAMES = r"key|secret|pass|passwd|password|passphrase|credentials?|sig|signature"
+# A bare number (digits and dots, one digit at least) as the whole value: what token-value leaves
+# alone (`_mask`). The needle of a free-standing `token` skips it, so that SGLang's own wording
+# (`token usage: 0.12`, `bytes per token = 14054 tokens`) does not cost the full scans.
+_BARE_NUMBER = r"""[0-9.]*[0-9][0-9.]*(?:[\s,;'"&)\]}<>]|\Z)"""
 _NEEDLES = (
     # a secret's name before its value: `name=`, `name: `, `"name": ` (the values of secret-value,
-    # token-value, env-secret, url-secret), or a flag's `-name value` / `-name=value`
+    # env-secret, url-secret), or a flag's `-name value` / `-name=value`
     rf"(?:{_SECRET_NAMES})['\"]?[ \t]{{0,8}}[:=]",
+    # `token` after a qualifier (secret-value `api_token`/`apitoken`, env-secret, url-secret
+    # `access_token=`), a URL query's `?token=`, and a free-standing `token` (token-value, the
+    # only one left) unless its value is a bare number
+    r"""[a-z_-]token['"]?[ \t]{0,8}[:=]""", "[?&;]token=",
+    rf"""(?<![a-z0-9_#.\-])token['"]?[ \t]{{0,8}}+[:=][ \t]{{0,8}}+(?!{_BARE_NUMBER})""",
     r"-(?:key|token|secret|passwd|password|passphrase)[ \t=]",
     # headers, PEM blocks, a URL's user:password@ (the alternative's own bounds: 256 + 1 + 256)
     "authorization", "bearer", "private key", r"://[^\s'\"<>]{0,513}@",
