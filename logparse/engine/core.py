@@ -23,6 +23,7 @@ from logparse.engine.grouping import group_findings
 from logparse.engine.outcome import crash_stage
 from logparse.engine.rootcause import pick_root
 from logparse.parsing.pipeline import ParsedLog, parse_file
+from logparse.parsing.candidates import release_candidates
 from logparse.run.ranks import rank_range
 from logparse.run.views import Views
 from logparse.run.vocab import OUTCOMES, SEVERITY_ORDER
@@ -53,6 +54,7 @@ def analyze_log(log: ParsedLog, *, config: Any = None) -> Analysis:
     with fewer_collections():
         execute(analysis, all_rules(), config)
         fill_evidence(analysis)
+    release_candidates(log)
     return analysis
 
 

@@ -35,3 +35,10 @@ def message_candidates(log: ParsedLog) -> dict[str, list[tuple[int, str]]]:
                 cands.setdefault(code, []).append((no, text))
         log.derived["message_candidates"] = cands
     return cands
+
+
+def release_candidates(log: ParsedLog) -> None:
+    """Drop the index once the analysis that shares it is done: it holds a (line, text) tuple per
+    candidate line (~60 MB at 1M start-up-heavy lines) and would otherwise live through rendering,
+    where the peak is. A later ask builds it again."""
+    log.derived.pop("message_candidates", None)
