@@ -26,7 +26,7 @@ def _grammar_codes() -> set[str]:
 
 def test_the_enum_and_the_grammar_agree() -> None:
     grammar = _grammar_codes()
-    enum = {c.value for c in KnownCode}
+    enum = set(KnownCode)
     assert grammar - enum == set(), f"codes the grammar emits but KnownCode lacks: {sorted(grammar - enum)}"
     assert enum - grammar == set(), f"KnownCode members the grammar never emits: {sorted(enum - grammar)}"
 
@@ -37,7 +37,7 @@ def test_code_literals_in_the_code_base_are_known() -> None:
     outcome None instead of `incomplete` that way)."""
     from logparse.grammar.messages import catalog
 
-    known = {c.value for c in KnownCode} | set(catalog().codes())  # MessageHit.code: catalog codes
+    known = set(KnownCode) | set(catalog().codes())  # MessageHit.code: catalog codes
     bad: list[str] = []
     compare = re.compile(r"""\.code\s*(?:==|!=)\s*["']([a-z0-9-]+)["']|\.code\s+(?:not\s+)?in\s+\(([^)]*)\)""")
     collection = re.compile(r"""^\s*[A-Z_]*CODES\s*(?::[^=]+)?=\s*frozenset\(\s*\{([^}]*)\}""", re.MULTILINE)

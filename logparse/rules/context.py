@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -75,18 +75,20 @@ class MessageHit:
     fields: dict[str, Any]
 
 
-@dataclass
 class RuleContext:
-    log: ParsedLog
-    views: Views
-    config: dict[str, Any] = field(
-        default_factory=dict
-    )  # per-rule thresholds: {'spec-low-acceptance': {...}}
-    claimed: set[int] = field(
-        default_factory=set
-    )  # line numbers of events a finding already explains
-    # Findings of the rules that ran before (fallback rules see every specific rule's findings).
-    findings: list[Finding] = field(default_factory=list)
+    """What the rules of one run share. A plain class, not a dataclass: one is made per run and
+    never compared or printed, and @dataclass's generated methods cost start-up."""
+
+    def __init__(self, log: ParsedLog, views: Views, config: dict[str, Any] | None = None,
+                 claimed: set[int] | None = None, findings: list[Finding] | None = None) -> None:
+        self.log = log
+        self.views = views
+        # per-rule thresholds: {'spec-low-acceptance': {...}}
+        self.config: dict[str, Any] = {} if config is None else config
+        # line numbers of events a finding already explains
+        self.claimed: set[int] = set() if claimed is None else claimed
+        # Findings of the rules that ran before (fallback rules see every specific rule's findings).
+        self.findings: list[Finding] = [] if findings is None else findings
 
     def threshold(self, rule_name: str, key: str, default: Any) -> Any:
         """A per-rule threshold from the configuration (`[tool.logdiag.thresholds.<rule>]`), else the default."""

@@ -6,7 +6,6 @@ One owner for the rules (`rules/speculative/`) and the report (`report/speculati
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import (
@@ -48,21 +47,29 @@ def _set(v: Any) -> str | None:
     return str(v) if v not in (None, "None", "") else None
 
 
-@dataclass
+# The three classes below are plain slotted classes, not dataclasses: each is built empty (or
+# once, in one call) and filled in, never compared or printed, and @dataclass's generated
+# methods cost ~0.3 ms a class at every start-up.
+
+
 class SpecConfig:
     """What the log says about the speculative-decoding configuration."""
 
-    algorithm: str | None = None
-    draft_model: str | None = None
-    num_steps: int | None = None
-    topk: int | None = None
-    num_draft_tokens: int | None = None
-    spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 / --enable-beta-spec / W23
-    spec_v2_source: str | None = None
-    configured: bool = False  # speculation is set up in this log
-    explicitly_off: bool = False  # server_args prints speculative_algorithm=None
-    evidence: list[Event] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
+    __slots__ = ("algorithm", "draft_model", "num_steps", "topk", "num_draft_tokens", "spec_v2",
+                 "spec_v2_source", "configured", "explicitly_off", "evidence", "reasons")
+
+    def __init__(self) -> None:
+        self.algorithm: str | None = None
+        self.draft_model: str | None = None
+        self.num_steps: int | None = None
+        self.topk: int | None = None
+        self.num_draft_tokens: int | None = None
+        self.spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 / --enable-beta-spec / W23
+        self.spec_v2_source: str | None = None
+        self.configured = False  # speculation is set up in this log
+        self.explicitly_off = False  # server_args prints speculative_algorithm=None
+        self.evidence: list[Event] = []
+        self.reasons: list[str] = []
 
     @property
     def depth(self) -> int | None:
@@ -86,18 +93,21 @@ class SpecConfig:
                 if v is not None}
 
 
-@dataclass(frozen=True)
 class _LogScan:
     """What spec_config reads from the whole log, whatever the line: scanned once per log (rules
     ask for the configuration once per traceback; a scan of every decode line and known message
     each time made analysis quadratic on failure-heavy logs)."""
 
-    spec_v2: Any  # the first `spec-v2-enabled` message (file order), or None
-    message: Any  # the first message showing speculative decoding, or None
-    draft_capture: Any  # the first draft CUDA graph capture, or None
-    accept_len: bool  # decode lines print accept len
-    bench_accept: bool  # a benchmark reports an accept length
-    explicitly_off: bool  # a server_args dump says speculative_algorithm=None
+    __slots__ = ("spec_v2", "message", "draft_capture", "accept_len", "bench_accept", "explicitly_off")
+
+    def __init__(self, spec_v2: Any, message: Any, draft_capture: Any, accept_len: bool, bench_accept: bool,
+                 explicitly_off: bool) -> None:
+        self.spec_v2 = spec_v2  # the first `spec-v2-enabled` message (file order), or None
+        self.message = message  # the first message showing speculative decoding, or None
+        self.draft_capture = draft_capture  # the first draft CUDA graph capture, or None
+        self.accept_len = accept_len  # decode lines print accept len
+        self.bench_accept = bench_accept  # a benchmark reports an accept length
+        self.explicitly_off = explicitly_off  # a server_args dump says speculative_algorithm=None
 
 
 def _log_scan(log: ParsedLog) -> _LogScan:
@@ -216,17 +226,19 @@ def implied_token_acceptance(accept_len: float, depth: int) -> float | None:
     return round((lo + hi) / 2, 3)
 
 
-@dataclass
 class Acceptance:
     """The mean accept length of a log and where it comes from."""
 
-    mean: float | None = None
-    rate_mean: float | None = None
-    lines: int = 0
-    first_line: int = 0
-    last_line: int = 0
-    source: str = ""
-    bench: BenchServingResult | None = None
+    __slots__ = ("mean", "rate_mean", "lines", "first_line", "last_line", "source", "bench")
+
+    def __init__(self) -> None:
+        self.mean: float | None = None
+        self.rate_mean: float | None = None
+        self.lines = 0
+        self.first_line = 0
+        self.last_line = 0
+        self.source = ""
+        self.bench: BenchServingResult | None = None
 
 
 def acceptance(log: ParsedLog) -> Acceptance:
