@@ -32,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from logparse.grammar.resources import grammar_folder
+from logparse.model.lazyre import lazy_compile
 
 __all__ = ["LibraryMessages", "SourceMessages", "is_cut_library_message", "is_cut_source_message",
            "is_library_message", "is_source_message", "library_messages", "source_messages"]
@@ -50,9 +51,9 @@ MIN_CUT_PREFIX = 12
 # A template must say something: this many letters and digits outside its holes (as extract.py).
 MIN_LITERAL_ALNUM = 10
 # A key word of a floating template: a whole word of its longest piece.
-_WORD = re.compile(r"[A-Za-z0-9_]{4,}")
-_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_WORD = lazy_compile(r"[A-Za-z0-9_]{4,}")
+_WORD_CHAR = lazy_compile(r"[A-Za-z0-9_]")
+_NOT_ALNUM = lazy_compile(r"[^A-Za-z0-9]+")
 
 
 def _pieces(template: str) -> list[str]:

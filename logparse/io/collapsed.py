@@ -15,16 +15,16 @@ line), the chain separators, and, after the last frame, the exception line (`Som
 
 from __future__ import annotations
 
-import re
+from logparse.model.lazyre import lazy_compile
 
 __all__ = ["split_collapsed_traceback"]
 
 HEADER = "Traceback (most recent call last):"
 _CHAINS = ("During handling of the above exception, another exception occurred:",
            "The above exception was the direct cause of the following exception:")
-_FRAME = re.compile(r'File "[^"]*", line \d+(?:, in \S+)?')
+_FRAME = lazy_compile(r'File "[^"]*", line \d+(?:, in \S+)?')
 # The exception line after the last frame: a dotted class name ending like an exception class.
-_EXCEPTION = re.compile(
+_EXCEPTION = lazy_compile(
     r"(?:^|(?<=\s))(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Timeout)"
     r"(?:\([\w.]+\))?(?::\s|$)"
 )

@@ -13,6 +13,7 @@ import re
 from logparse.io.collapsed import split_collapsed_traceback
 from logparse.io.readreport import Line, ReadReport
 from logparse.io.wrappers import Unwrapper, Wrapper
+from logparse.model.lazyre import lazy_compile
 
 # A line is capped at this many *bytes* before decoding (4 bytes per character is the UTF-8
 # maximum, so a line over the byte cap is always over the character cap too). Expressed as a
@@ -26,7 +27,7 @@ _REPLACEMENT_UTF8 = "\ufffd".encode()
 # ANSI SGR/cursor codes with ESC, and the remnant form whose ESC was lost in copy-paste
 # (`[1;33m`, `[0m`). The remnant needs at least one digit: `[m` alone would eat the start of
 # `[model_runner.py:313]`; `[2026-…` and `[rank0]` never match.
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d{1,3}(?:;\d{1,3})*m")
+_ANSI_RE = lazy_compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[\d{1,3}(?:;\d{1,3})*m")
 # Block-level precheck on raw bytes: a superset of the remnant shape, and the cheapest form
 # for the regex engine (bytes, a literal '[' prefix, possessive so `[2026-` fails without
 # backtracking): ~3x faster than running the exact pattern over the block.

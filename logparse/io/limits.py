@@ -11,6 +11,8 @@ import math
 import os
 import re
 
+from logparse.model.lazyre import lazy_compile
+
 __all__ = [
     "DEFAULT_MAX_INPUT",
     "DEFAULT_MAX_RATIO",
@@ -33,7 +35,7 @@ DEFAULT_MAX_RATIO = 250.0
 # small, because parsing a megabyte of empty lines alone takes many seconds.
 RATIO_FLOOR = 64 << 10
 
-_SIZE_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*", re.IGNORECASE)
+_SIZE_RE = lazy_compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
 

@@ -19,10 +19,11 @@ the rules still see a real error on a cut or wrapped line):
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping
 from functools import cache
+
+from logparse.model.lazyre import lazy_compile
 
 __all__ = ["CUT_LINE", "WRAPPED", "context_kind", "is_cut_end", "is_cut_repeat", "opens_wrap"]
 
@@ -43,18 +44,18 @@ MIN_REPEAT_CHARS = 8
 # read in); shorter lines ended where their program ended them.
 MIN_WRAP_WIDTH = 80
 
-_WORD = re.compile(r"\w+")
-_LAST_WORD = re.compile(r"[A-Za-z_]\w*$")
+_WORD = lazy_compile(r"\w+")
+_LAST_WORD = lazy_compile(r"[A-Za-z_]\w*$")
 # Where a paste block ends: a markdown code fence, or a shell prompt (`$ cmd`, `root@host:~# cmd`).
-_BLOCK_END = re.compile(r"\s*(?:`{3,}|~{3,})|(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$](?: |$)|\$(?: |$)")
+_BLOCK_END = lazy_compile(r"\s*(?:`{3,}|~{3,})|(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$](?: |$)|\$(?: |$)")
 # A line that starts inside a token: the lowercase rest of a word, an identifier's underscore, a
 # separator or a closing bracket of a repr (`, tokenizer_mode='auto'`, `)`, `'}`), a quote ending a string.
-_STARTS_INSIDE = re.compile(r"[a-z_,)\]}'\".:=/-]")
+_STARTS_INSIDE = lazy_compile(r"[a-z_,)\]}'\".:=/-]")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 # A traceback frame's location line ends in the function's whole name: the line after it is the
 # frame's source line (its indentation lost in a paste), never the rest of a wrap.
-_FRAME_LINE = re.compile(r'.*\bFile "[^"]*", line \d+, in [\w<>.]+$')
-_ALNUM_RUN = re.compile(r"[0-9A-Za-z]+$")
+_FRAME_LINE = lazy_compile(r'.*\bFile "[^"]*", line \d+, in [\w<>.]+$')
+_ALNUM_RUN = lazy_compile(r"[0-9A-Za-z]+$")
 # A wrap inside a hash or an id (`…5e092ebca197cdcd8d8` + `b195040accf2…`): the run of letters and
 # digits before the break is at least this long (a value such as `num_warps=4` ends in a short one).
 MIN_ID_RUN = 8

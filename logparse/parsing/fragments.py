@@ -40,8 +40,8 @@ MIN_HEAD = 12
 # Candidates sharing a tail that are looked at (templates repeat across releases with other heads).
 MAX_CANDIDATES = 16
 HOLE = "{}"
-_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|\d+(?:\.\d+)*")
-_LETTER = re.compile(r"[A-Za-z]")
+_NUMBER = lazy_compile(r"0x[0-9A-Fa-f]+|\d+(?:\.\d+)*")
+_LETTER = lazy_compile(r"[A-Za-z]")
 
 # CPython's fixed texts around a traceback (traceback.py, faulthandler), `{}` for a value. They are
 # the runtime's, not a package's, so no source-message file holds them.

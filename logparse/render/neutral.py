@@ -14,13 +14,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from logparse.model.lazyre import lazy_compile
+
 ZWSP = "\u200b"
 
 # `::` at the start of a line (after whitespace; `\r` also ends a line for some viewers) or
 # `##[` anywhere.
-_WORKFLOW = re.compile(r"(?:^|(?<=\r))([^\S\r\n]*)::|##\[", re.MULTILINE)
+_WORKFLOW = lazy_compile(r"(?:^|(?<=\r))([^\S\r\n]*)::|##\[", re.MULTILINE)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL = lazy_compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

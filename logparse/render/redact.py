@@ -25,6 +25,8 @@ from functools import lru_cache
 from math import isfinite
 from typing import Any
 
+from logparse.model.lazyre import lazy_compile
+
 MASK = "[REDACTED]"
 
 # A value after `name=` / `name: `: quoted (an unclosed quote runs to the end of the line rather
@@ -181,7 +183,7 @@ _GROUP_KIND: dict[str, str] = {}
 # The redaction memo: strings up to this length, this many distinct ones (bounds its memory).
 _MEMO_LENGTH = 4096
 _MEMO_SIZE = 50_000
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
+_PEM_END = lazy_compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
 _NOT_SECRET = frozenset({"", "''", '""', "none", "null", "true", "false", "nil", "undefined", MASK.lower()})
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 # A line that is only base64 (a PEM body line on its own: an unparsed line, a template). Mixed

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, NamedTuple
 
 from logparse.model.events import DecodeBatch, PrefillBatch, Unparsed
+from logparse.model.lazyre import lazy_compile
 
 
 class Envelope(NamedTuple):
@@ -129,7 +129,7 @@ class EnvelopeCallbacks:
         return Envelope(ts, rank, level, "c10d")
 
 
-_BARE_ENVELOPE = re.compile(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{3})?(?: (?:[A-Z]+_)?[A-Z]{2,3}\d+)*\]")
+_BARE_ENVELOPE = lazy_compile(r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{3})?(?: (?:[A-Z]+_)?[A-Z]{2,3}\d+)*\]")
 _STATS_HEADS = (("Decode batch", DecodeBatch), ("Prefill batch", PrefillBatch))
 # A cut head must keep this much of `Decode batch` / `Prefill batch` ("Decode b", "Prefill b").
 _MIN_CUT_HEAD = 8
