@@ -111,3 +111,28 @@ samples = ["memory leak"]
 def test_malformed_catalogs_are_rejected(doc: str, error: str) -> None:
     with pytest.raises(CatalogError, match=re.escape(error)):
         load_catalog([("t", doc)])
+
+
+def test_masked_prefilter_starts_small_and_answers_as_the_full_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A short run compiles the masked prefilter as the trie of the words' first three characters
+    (a few hundred texts do not pay for the whole words' trie); after _FULL_TRIE_AFTER scans the
+    whole words' trie replaces it. Both give `candidates` on every fixture line."""
+    from pathlib import Path
+
+    from logparse.grammar import messages
+    from logparse.grammar.messages import Catalog, catalog
+
+    monkeypatch.setattr(messages, "_FULL_TRIE_AFTER", 100)
+    cat = Catalog(catalog().specs)  # fresh: no prefilter built yet
+    root = Path(__file__).parents[1] / "fixtures"
+    texts = list(dict.fromkeys(
+        line for path in sorted(root.glob("corpus/dev/*.log"))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()))
+    assert len(texts) > 1_000
+    cat.candidates_masked(texts[0])
+    words = cat.__dict__["_masked_words"]
+    small = cat.__dict__["_masked"][0].pattern
+    assert len(small) * 2 < len(messages._trie_regex(words).pattern)
+    for text in texts:
+        assert cat.candidates_masked(text) == cat.candidates(text), text
+    assert cat.__dict__["_masked"][0].pattern == messages._trie_regex(words).pattern  # switched

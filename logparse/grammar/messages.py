@@ -269,6 +269,10 @@ class Catalog:
         if found is _UNSEEN:
             if len(memo) >= _MASKED_MEMO:
                 memo.clear()
+            scans = self.__dict__["_masked_scans"] = self.__dict__["_masked_scans"] + 1
+            if scans == _FULL_TRIE_AFTER:
+                # As `_union`: the whole words' trie once the scans are many (see _masked_prefilter).
+                masked = self.__dict__["_masked"] = (_trie_regex(self.__dict__["_masked_words"]), masked[1])
             found = memo[key] = _scan_masked(masked, key.lower())
         return self.candidates(text) if found is None else set(found)
 
@@ -291,7 +295,12 @@ class Catalog:
         by_first: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {}
         for word, found in words.items():
             by_first.setdefault(word[0], []).append((word, found))
-        built: _Masked | None = (_trie_regex(words), by_first) if words else None
+        # First a trie of the words' first three characters, as `_prefilter` does (~1.3 ms to
+        # compile against ~5 ms for the whole words): it stops at every position where a word
+        # starts, and _scan_masked confirms each word there, so the answers are the same.
+        built: _Masked | None = (_trie_regex({w[:3] for w in words}), by_first) if words else None
+        self.__dict__["_masked_words"] = list(words)
+        self.__dict__["_masked_scans"] = 0
         self.__dict__["_masked"] = built
         return built
 
