@@ -313,8 +313,9 @@ def _indices(texts: dict[str, str]) -> dict[str, SourceMessages]:
     return built
 
 
-def _texts(library: bool) -> dict[str, str]:
-    """The template files' texts by package name: SGLang's alone, or every other one."""
+def template_texts(library: bool) -> dict[str, str]:
+    """The template files' texts by package name: SGLang's alone, or every other one (also read
+    by `parsing/fragments.py` for its cut-tail index)."""
     # os.path, not pathlib: pathlib (with urllib.parse and ipaddress) costs a short run's start-up.
     folder = os.path.join(grammar_folder(), FOLDER)
     if not os.path.isdir(folder):
@@ -330,14 +331,14 @@ def _texts(library: bool) -> dict[str, str]:
 @cache
 def source_messages() -> SourceMessages:
     """The templates of grammars/source-messages/sglang.txt (read once, on the first unparsed line)."""
-    return _indices(_texts(library=False)).get(SGLANG[: -len(".txt")]) or SourceMessages([])
+    return _indices(template_texts(library=False)).get(SGLANG[: -len(".txt")]) or SourceMessages([])
 
 
 @cache
 def library_messages() -> LibraryMessages:
     """The templates of the other files of grammars/source-messages/ (read once, on the first
     unparsed line that is not one of SGLang's messages)."""
-    return LibraryMessages.of(_indices(_texts(library=True)))
+    return LibraryMessages.of(_indices(template_texts(library=True)))
 
 
 def is_source_message(text: str) -> bool:

@@ -68,10 +68,10 @@ MAX_RUN = 64
 def _template_words() -> tuple[frozenset[str], tuple[str, ...]]:
     """The words of the source-message templates (`parsing/fragments.py`'s index: SGLang's and
     every library's), as a set and sorted for prefix look-ups."""
-    from logparse.parsing.fragments import HOLE, _reversed_templates
+    from logparse.parsing.fragments import HOLE, reversed_templates
 
     words: set[str] = set()
-    for reversed_template in _reversed_templates():
+    for reversed_template in reversed_templates():
         words.update(_WORD.findall(reversed_template[::-1].replace(HOLE, " ")))
     return frozenset(words), tuple(sorted(words))
 

@@ -92,9 +92,9 @@ def _index() -> dict[str, Any]:
     ~80 ms of a run that meets such a line, loading a few ms)."""
     # The same files `grammar/sourcemsgs.py` indexes (SGLang's and every library's).
     from logparse.grammar.cache import content_key, read_data, write_data
-    from logparse.grammar.sourcemsgs import _texts
+    from logparse.grammar.sourcemsgs import template_texts
 
-    texts = [text for library in (False, True) for _, text in sorted(_texts(library).items())]
+    texts = [text for library in (False, True) for _, text in sorted(template_texts(library).items())]
     key = content_key([f"cuttails{_CACHE_FORMAT}".encode(), *(t.encode("utf-8", "surrogatepass") for t in texts)])
     cached = read_data("cuttails", key)
     if (isinstance(cached, dict) and isinstance(cached.get("tails"), list) and isinstance(cached.get("heads"), dict)
@@ -107,7 +107,7 @@ def _index() -> dict[str, Any]:
     return built
 
 
-def _reversed_templates() -> list[str]:
+def reversed_templates() -> list[str]:
     tails: list[str] = _index()["tails"]
     return tails
 
@@ -134,7 +134,7 @@ def is_cut_tail(text: str) -> bool:
         return False
     query = _masked(body)
     rev = query[::-1]
-    index = _reversed_templates()
+    index = reversed_templates()
     i = bisect_left(index, rev)
     n = len(rev)
     for candidate in index[i:i + MAX_CANDIDATES]:
