@@ -480,6 +480,10 @@ DISTRIBUTED = [
         "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "
         "[0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer", DIST),
          "finding"),
+    # the rendezvous store's server (rank 0) timing out on ranks that never joined (OpenRLHF#1040's wording)
+    Case("store-clients-missing", "other-rank-failed", in_scheduler(
+        "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 1/3 clients joined.",
+        DIST), "finding"),
 ]
 
 

@@ -348,6 +348,21 @@ def test_an_unreachable_nccl_unique_id_store_points_at_its_rank(tmp_path: Path) 
     assert "scheduler-crash" not in a.fired()
 
 
+@pytest.mark.parametrize(("line", "joined", "expected", "seconds"), [
+    # sglang#507 (tp 4 on one node) and the first torch wording (PR 111805: "workers")
+    ("torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/4 clients joined.",
+     1, 4, 601),
+    ("torch.distributed.DistStoreError: Timed out after 6 seconds waiting for workers. 1/2 workers joined.", 1, 2, 6),
+])
+def test_a_rendezvous_timeout_on_rank_0_is_the_missing_ranks_failure(
+        tmp_path: Path, line: str, joined: int, expected: int, seconds: int) -> None:
+    a = analyze(write(tmp_path, line + "\nInitialization failed. detoken_init_state: init ok\n"))
+    f = only(a, "other-rank-failed")
+    assert f.consequence and (f.data["joined"], f.data["expected"], f.data["timeout_s"]) == (joined, expected, seconds)
+    assert f"only {joined}/{expected} ranks joined" in f.message and "--dist-init-addr" in f.remedy
+    assert "scheduler-crash" not in a.fired() and a.root_cause is None
+
+
 # NCCL 2.2x bootstrap: a WARN whose words say no "error", then NCCLCHECK's return path (-> 2 = ncclSystemError).
 _NCCL_RETURN_PATH = "\n".join([  # noqa: FLY002 — one log line per item
     ("gpu-node-2:1187:1187 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.10.7<40213> "

@@ -36,8 +36,10 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
     This rank did nothing wrong itself; it noticed that a peer is gone: `TP rank N could finish the
     model loading, but there are other ranks that didn't`, a Gloo `monitoredBarrier` that `received
     errors while waiting for send/recv from rank 0` (`Please check rank 0 logs`), the TCPStore
-    connection reset by its server (rank 0's node went away), or a `DistBackendError` saying the
-    NCCL unique id could not be fetched from rank N's key-value store (rank N died first).
+    connection reset by its server (rank 0's node went away), a `DistBackendError` saying the
+    NCCL unique id could not be fetched from rank N's key-value store (rank N died first), or the
+    store's server on rank 0 timing out with only some ranks joined (`DistStoreError: Timed out after
+    N seconds waiting for clients. J/M clients joined.`: the others never reached the rendezvous).
 
     **Why it matters**
     These lines are consequences and never the root cause. When they are the only failure in a log,
@@ -76,6 +78,9 @@ def other_rank_failed(ctx: RuleContext) -> Iterator[Finding]:
         elif (store := ctx.match("nccl-unique-id-unreachable", r.text)) is not None:
             seen.add(r.event.line)
             yield _unique_id(ctx, r.event, store)
+        elif (missing := ctx.match("store-clients-missing", r.text)) is not None:
+            seen.add(r.event.line)
+            yield _clients_missing(ctx, r.event, missing)
     for hit in ctx.message_lines("barrier-peer-failed"):
         yield _barrier(ctx, [], [(hit.line, hit.line)], _peer(hit.fields))
     yield from _tcpstore(ctx)
@@ -140,6 +145,28 @@ def _unique_id(ctx: RuleContext, event: Event, store: dict[str, Any]) -> Finding
         events=[event],
         consequence=True,
         data={"look_at": who, "store_error": error or None},
+    )
+
+
+def _clients_missing(ctx: RuleContext, event: Event, store: dict[str, Any]) -> Finding:
+    """The TCPStore server (the rendezvous of global rank 0, at `--dist-init-addr` on multi-node runs)
+    timed out waiting for the other ranks: they never reached `init_process_group`. Rank 0 only sees
+    that they are absent — they failed or hung before it, or their node cannot reach this address."""
+    joined, expected, seconds = store.get("joined"), store.get("expected"), store.get("seconds")
+    count = f"{joined}/{expected}" if isinstance(joined, int) and isinstance(expected, int) else "not all"
+    after = f" after {seconds} s" if isinstance(seconds, int) else ""
+    return ctx.finding(
+        "other-rank-failed",
+        f"The torch.distributed rendezvous gave up{after} with only {count} ranks joined: the store's server "
+        "(global rank 0) waited for the others, which never connected — they failed or hung before "
+        "`init_process_group`, or (multi-node) their node cannot reach this node's `--dist-init-addr` port",
+        "read the other ranks' / nodes' logs for the first error; on multi-node runs start every node with the "
+        "same `--nnodes` and `--dist-init-addr` (a distinct `--node-rank` each) and open that port between the "
+        "nodes; this error is only the consequence",
+        events=[event],
+        consequence=True,
+        data={"look_at": "the ranks that did not join", "joined": joined, "expected": expected,
+              "timeout_s": seconds},
     )
 
 
