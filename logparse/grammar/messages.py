@@ -153,16 +153,30 @@ _FULL_TRIE_AFTER = 2_000
 
 # Maximal runs of ASCII digits (what `Catalog.candidates_masked` masks), and its memo's bound.
 _DIGIT_RUNS = re.compile(r"[0-9]+")
+# Long hex runs standing alone in a lowered text (request ids, hashes, comm ids): also masked, as one
+# `0`. A needle can overlap such a run only if it is all hex, holds 16 hex characters, or starts
+# (ends) with hex characters next to a character that is neither a digit nor a letter (the run's
+# edge); such needles (`_touches_hex`) are not in the masked prefilter but tested on every text.
+_HEX_RUNS = re.compile(r"(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
+_HEX_TOUCH = re.compile(r"[0-9a-f]+\Z|[0-9a-f]+[^0-9a-z]|.*[^0-9a-z][0-9a-f]+\Z|.*[0-9a-f]{16}", re.DOTALL)
+
+
+def _touches_hex(needle: str) -> bool:
+    """Whether an occurrence of the lowered `needle` can overlap a `_HEX_RUNS` run."""
+    return _HEX_TOUCH.match(needle) is not None
+
+
 _MASKED_MEMO = 50_000
 _UNSEEN = object()
-# The masked prefilter: trie regex, and per first character the words (codes; None: an anchor).
+# The masked prefilter: trie regex, and per first three characters the words (codes; None: an
+# anchor). Every word has 3+ characters (a needle has 3+, and an anchor too: checked where built).
 _Masked = tuple[re.Pattern[str], dict[str, list[tuple[str, "tuple[str, ...] | None"]]]]
 
 
 def _scan_masked(masked: _Masked, low: str) -> frozenset[str] | None:
     """The codes of the digit-free needles in a lowered masked text, or None when it holds an
     anchor (the text must then be prefiltered as it is)."""
-    union, by_first = masked
+    union, by_head = masked
     out: set[str] = set()
     pos = 0
     while True:
@@ -170,7 +184,10 @@ def _scan_masked(masked: _Masked, low: str) -> frozenset[str] | None:
         if m is None:
             return frozenset(out)
         start = m.start()
-        for word, codes in by_first[low[start]]:
+        # Only the words that start with the three characters here: keyed by the first character
+        # alone, a hit on a common letter confirmed ~40 words (a 400-character request line: ~110
+        # startswith calls, most of the run model's catalog pass on a long-running log).
+        for word, codes in by_head.get(low[start : start + 3], ()):
             if low.startswith(word, start):
                 if codes is None:
                     return None
@@ -259,11 +276,19 @@ class Catalog:
         text exactly when it occurs in the masked one (an occurrence holds no digit, so masking
         leaves it as it is, and adds none). A needle with a digit can occur only where its own
         masked form (its *anchor*) occurs in the masked text: when the masked text holds an
-        anchor, the text is prefiltered as it is."""
+        anchor, the text is prefiltered as it is.
+
+        Before the digits, long standalone hex runs of the lowered text become `0` (a request
+        line's id made every one distinct: 55k kept texts, 55k masked ones on a long-running log).
+        A needle that cannot overlap such a run (not `_touches_hex`) occurs in the text exactly
+        when it occurs with the runs masked (the `0` lies between non-alphanumerics, so it joins
+        no digit run and the digit argument above holds after it); the few that can are looked
+        for in the lowered text itself, on every call."""
         masked = self._masked_prefilter()
         if masked is None:
             return self.candidates(text)
-        key = _DIGIT_RUNS.sub("0", text)
+        low = text.lower()
+        key = _DIGIT_RUNS.sub("0", _HEX_RUNS.sub("0", low))
         memo = self.__dict__.setdefault("_masked_memo", {})
         found = memo.get(key, _UNSEEN)
         if found is _UNSEEN:
@@ -273,12 +298,18 @@ class Catalog:
             if scans == _FULL_TRIE_AFTER:
                 # As `_union`: the whole words' trie once the scans are many (see _masked_prefilter).
                 masked = self.__dict__["_masked"] = (_trie_regex(self.__dict__["_masked_words"]), masked[1])
-            found = memo[key] = _scan_masked(masked, key.lower())
-        return self.candidates(text) if found is None else set(found)
+            found = memo[key] = _scan_masked(masked, key)
+        if found is None:
+            return self.candidates(text)
+        out = set(found)
+        for needle, codes in self.__dict__["_masked_direct"]:
+            if needle in low:
+                out.update(codes)
+        return out
 
     def _masked_prefilter(self) -> _Masked | None:
-        """The digit-free needles' and the anchors' trie, and at each first character the words
-        (a needle's codes; None for an anchor) to confirm; None for an empty catalog."""
+        """The digit-free needles' and the anchors' trie, and at each first three characters the
+        words (a needle's codes; None for an anchor) to confirm; None for an empty catalog."""
         if "_masked" in self.__dict__:
             return self.__dict__["_masked"]  # type: ignore[no-any-return]
         by_needle: dict[str, set[str]] = {}
@@ -287,19 +318,29 @@ class Catalog:
                 by_needle.setdefault(needle.lower(), set()).add(spec.code)
         # A needle's anchor is its own masked form: where the needle occurs, each of its digit
         # runs lies inside one of the text's, so the masked text holds the masked needle.
+        # Needles that may overlap a masked hex run are tested as they are (see candidates_masked).
+        direct = [(n, tuple(sorted(codes))) for n, codes in by_needle.items() if _touches_hex(n)]
+        for needle, _codes in direct:
+            del by_needle[needle]
         anchors = {_DIGIT_RUNS.sub("0", n) for n in by_needle if _DIGIT_RUNS.search(n) is not None}
         words: dict[str, tuple[str, ...] | None] = dict.fromkeys(anchors)  # None: an anchor
         for needle, codes in by_needle.items():
             if needle not in anchors and _DIGIT_RUNS.search(needle) is None:
                 words[needle] = tuple(sorted(codes))
-        by_first: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {}
+        by_head: dict[str, list[tuple[str, tuple[str, ...] | None]]] = {}
         for word, found in words.items():
-            by_first.setdefault(word[0], []).append((word, found))
+            by_head.setdefault(word[:3], []).append((word, found))
+        if any(len(word) < 3 for word in words):
+            # An anchor shorter than three characters (a needle like "1234" masks to "0") would
+            # not be found by its head: then no masked prefilter (None: `candidates` for every
+            # text, always right). Today's catalog has none.
+            words = {}
         # First a trie of the words' first three characters, as `_prefilter` does (~1.3 ms to
         # compile against ~5 ms for the whole words): it stops at every position where a word
         # starts, and _scan_masked confirms each word there, so the answers are the same.
-        built: _Masked | None = (_trie_regex({w[:3] for w in words}), by_first) if words else None
+        built: _Masked | None = (_trie_regex({w[:3] for w in words}), by_head) if words else None
         self.__dict__["_masked_words"] = list(words)
+        self.__dict__["_masked_direct"] = direct
         self.__dict__["_masked_scans"] = 0
         self.__dict__["_masked"] = built
         return built
