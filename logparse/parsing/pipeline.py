@@ -73,6 +73,11 @@ class ParsedLog:
     # The wrapper's log level (ERROR, CRITICAL, FATAL) of unparsed lines: they become no event, so
     # without this a wrapper-formatted error record cut before its message would lose its level.
     error_levels: dict[int, str] = field(default_factory=dict)
+    # Kept lines that nothing anchors: the grammar knew neither an envelope nor a message, no
+    # capture tool's prefix stood before them (a paste's `> ` quote is no capture) and no record
+    # (traceback, pasted command) took them. Native output (no envelope) or the paste's own text:
+    # `parsing/quoting.py` tells which from the paste's structure, for the rules' catalog lookups.
+    unanchored: set[int] = field(default_factory=set)
 
     # Facts derived from the events and kept with them (the run model: `run.model.run_of`).
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -271,6 +276,10 @@ def _stream_range(queue: Any, path: str, start: int, end: int) -> None:
     split.report(queue, produce)
 
 
+# Prefixes a paste adds, not a program capturing output: a markdown quote, a terminal's `^C` echo.
+_PASTE_WRAPPERS = frozenset({"markdown-quote", "tty-interrupt"})
+
+
 class _Stage2:
     """Events, records and coverage from the non-hot lines, in file order."""
 
@@ -334,6 +343,8 @@ class _Stage2:
                 done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
                 if absorbed or self.tracebacks.claimed() != before:
                     log.coverage.reclaim(no, msg)
+                elif env is None and (wrapper is None or wrapper.kind in _PASTE_WRAPPERS) and no in log.texts:
+                    log.unanchored.add(no)
         else:
             log.coverage.recognized += 1
             event = cls(line=no, end_line=no, ts=ts, rank=rank, source=log.path, wrapper=wrapper, **kw)

@@ -126,8 +126,17 @@ class RuleContext:
         """Lines whose words no program printed as its own message: a pasted command as typed
         (`grep 'Watchdog timeout' server.log`, a launch command's arguments), the server's dump of
         its arguments (`server_args=ServerArgs(…)`: values, not messages) and its dump of a request (`Receive: obj=GenerateReqInput(text=[…])`, `Finish: …`), whose text is the
-        client's prompt or the model's answer. A catalog message inside them is quoted, not raised."""
-        from logparse.model.events import KnownMessage, LaunchCommand, ServerArgs, ShellCommand
+        client's prompt or the model's answer; the text a person pasted around the log (prose between
+        fenced blocks, inline code, a Python statement, `echo`/`grep` typed bare: `parsing/quoting.py`)
+        and Python source lines. A catalog message inside them is quoted, not raised."""
+        from logparse.model.events import (
+            KnownMessage,
+            LaunchCommand,
+            ServerArgs,
+            ShellCommand,
+            TracebackFrame,
+            TracebackSource,
+        )
 
         lines: set[int] = set()
         for e in self.log.of(ShellCommand, LaunchCommand):
@@ -138,6 +147,21 @@ class RuleContext:
         for m in self.log.of(KnownMessage):
             if m.code in _REQUEST_DUMPS:
                 lines.update(range(m.line, (m.end_line or m.line) + 1))
+        # The paste's own text around the log (parsing/quoting.py), and source lines: the line under
+        # a frame is the code that raised, not its message; an indented line alone is code when it
+        # has a statement's shape (native reports indent their detail lines too).
+        sources = self.log.of(TracebackSource)
+        if self.log.unanchored or sources:
+            from logparse.parsing.quoting import is_code, quoted_lines
+
+            asked = {no for found in message_candidates(self.log).values() for no, _ in found}
+            if self.log.unanchored:
+                lines |= quoted_lines(self.log.texts, self.log.unanchored, asked)
+            asked_sources = [s.line for s in sources if s.line in asked]
+            if asked_sources:
+                below = {n - 1 for n in asked_sources}
+                frames = {f.line for f in self.log.of(TracebackFrame) if f.line in below}
+                lines.update(n for n in asked_sources if n - 1 in frames or is_code(self.text(n)))
         return lines
 
     def _message_hits(self, code: str) -> list[MessageHit]:

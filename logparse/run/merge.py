@@ -97,6 +97,7 @@ def merge_logs(logs: Sequence[ParsedLog]) -> ParsedLog:
             if v is not None:
                 out.texts[v] = text
         out.ranks_seen |= log.ranks_seen
+        out.unanchored.update(table[n] for n in log.unanchored if n in table)
         out.coverage.recognized += log.coverage.recognized
         out.coverage.unparsed += log.coverage.unparsed
         out.coverage.total += log.coverage.total
