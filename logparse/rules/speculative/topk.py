@@ -10,13 +10,15 @@ from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext
 from logparse.rules.errors import find_message
-from logparse.rules.frames import first_sglang_frame, frame_files, frame_funcs
+from logparse.rules.frames import file_name, first_sglang_frame, frame_files, frame_funcs
 from logparse.rules.registry import rule
 from logparse.rules.speculative.frames import V2_STEP_FUNCS, is_speculative_file
 from logparse.run.speculative import SpecConfig, spec_config
 from logparse.run.stage import traceback_phase
 
 V2_WORKER = "eagle_worker_v2"
+# The spec-v2 draft step whose token counts hold only for topk = 1 (see _topk_shaped).
+DRAFT_EXTEND_FOR_DECODE = "_draft_extend_for_decode"
 
 
 def topk_remedy(cfg: SpecConfig) -> str:
@@ -26,6 +28,18 @@ def topk_remedy(cfg: SpecConfig) -> str:
     if cfg.spec_v2_source and cfg.spec_v2_source.startswith("--enable-beta-spec"):
         off = "drop `--enable-beta-spec` (spec v1 supports topk > 1)"
     return f"`--speculative-eagle-topk 1{draft}` (spec v2 supports only topk = 1), or {off}"
+
+
+def _topk_shaped(ctx: RuleContext, tb: Traceback, text: str) -> bool:
+    """Whether a spec-v2 crash, with topk not in the log, is the one topk > 1 causes: it happened in
+    the step that assumes a draft tree of width 1 — `_draft_extend_for_decode` feeds the draft model
+    `speculative_num_steps + 1` tokens a request but selects from `speculative_num_draft_tokens`
+    (equal only with topk = 1; eagle_worker_v2.py) — and the exception is a shape error or cut off.
+    A spec-v2 crash elsewhere, or with another exception, is not evidence of topk."""
+    v2_funcs = [f.func for f in tb.frames if file_name(f.path).startswith(V2_WORKER)]
+    if not v2_funcs or v2_funcs[-1] != DRAFT_EXTEND_FOR_DECODE:
+        return False
+    return not tb.exc_type or ctx.match("spec-tensor-size-mismatch", text) is not None
 
 
 def _runtime_finding(ctx: RuleContext, tb: Traceback) -> Finding | None:
@@ -50,6 +64,8 @@ def _runtime_finding(ctx: RuleContext, tb: Traceback) -> Finding | None:
         return None
     if cfg.topk == 1:
         return None  # topk is 1: this is some other spec-v2 failure
+    if not cfg.topk and not _topk_shaped(ctx, tb, text):
+        return None  # topk unknown and nothing in the crash points at the draft tree's width
     data = {**cfg.topk_data(), "stage": "runtime"}
     fn = next((f for f in reversed(funcs) if f in V2_STEP_FUNCS), funcs[-1] if funcs else "?")
     exc = text if tb.exc_type else "the exception line is cut"
@@ -75,7 +91,9 @@ def spec_v2_topk_conflict(ctx: RuleContext) -> Iterator[Finding]:
     supports a draft tree of width 1. 0.5.8–0.5.11 refuse it at startup (`ValueError: Spec v2
     currently only supports topk = 1 for speculative decoding.`); builds that let it through crash in
     the draft forward (`Sizes of tensors must match …` in `llama_eagle3.py`) or in `eagle_worker_v2`
-    (`_draft_extend_for_decode`).
+    (`_draft_extend_for_decode`, which feeds the draft `num_steps + 1` tokens a request but selects
+    from `num_draft_tokens`: equal only with topk = 1). When the log does not show topk, only a crash
+    there with a shape error or a cut exception line counts; other spec-v2 crashes are not this.
 
     **Why it matters**
     The server does not start, or the scheduler dies on the first speculative batch.
