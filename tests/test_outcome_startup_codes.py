@@ -32,6 +32,11 @@ CASES = {
     "Mooncake configuration (HiCache store)": (
         "[2025-09-01 10:00:00 TP0] Mooncake Configuration loaded from extra_config successfully.\n"
     ),
+    # dev k-009 (Mooncake#257, 0.4.6.post4 PD prefill): uvicorn started, its application startup not complete
+    "uvicorn waiting for application startup": (
+        "[2025-05-16 09:00:52] INFO:     Started server process [45012]\n"
+        "[2025-05-16 09:00:52] INFO:     Waiting for application startup.\n"
+    ),
     "checkpoint shards bar only": (
         "Loading safetensors checkpoint shards:  98% Completed | 159/163 [31:48<00:40, 10.19s/it]\n"
     ),

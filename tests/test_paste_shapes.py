@@ -269,6 +269,10 @@ def test_coverage_classifies_lines_by_structure() -> None:
     assert classify("```bash") == "markdown"
     assert classify("+-----------------------------------------------------------------------------------------+") == "shell-output"
     assert classify("I1120 11:09:23.594488 203018 pybind_client.cpp:218] Mounting segment: 17179869184 bytes") == "foreign-logger"
+    # glog ≥ 0.7 prints the year (dev k-009: Mooncake's transfer engine beside SGLang 0.4.6.post4)
+    assert classify("I20250516 09:00:52.199445 45697 transfer_engine.cpp:44] Transfer Engine starting. Server: "
+                    "10.8.59.192, Metadata: P2PHANDSHAKE, ip_or_host_name: , rpc_port: 0") == "foreign-logger"
+    assert classify("W20250516 09:00:52.240088 45697 topology.cpp:55] No RDMA devices found") == "foreign-logger"
     assert classify("Ignore import error when lo") == "cut-line"  # an excerpt cut inside SGLang's message
     assert classify("[2025-") == "cut-line"
     # Not classified: text that is none of these (it stays a visible gap).

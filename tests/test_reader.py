@@ -452,6 +452,12 @@ WRAPPED = [
         W("markdown-quote"),
         id="quote-without-space",
     ),
+    pytest.param(  # dev/k-008 (kubernetes-sigs/lws#377): a log quoted in a diff keeps the added lines' `+`
+        '+[2025-02-11 09:06:55] INFO:     Uvicorn running on http://0.0.0.0:40000 (Press CTRL+C to quit)',
+        '[2025-02-11 09:06:55] INFO:     Uvicorn running on http://0.0.0.0:40000 (Press CTRL+C to quit)',
+        W("diff-added"),
+        id="diff-added-line",
+    ),
     pytest.param(  # dev/h-019: the paste's blanks between the quote and vLLM's prefix
         ">  INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.",
         "INFO 02-18 09:33:49 __init__.py:190] Automatically detected platform cuda.",
@@ -649,6 +655,9 @@ NOT_WRAPPED = [
     "Progress 50%| done",
     ">[not an envelope] quoted text",
     "[pod/sglang-0] not kubectl's prefix: no container",
+    # bash's xtrace (`set -x`) and a `+` before other text are no diff wrapper: only `+[date …`
+    "+ python3 -m sglang.launch_server --model-path /model --port 30000",
+    "+[not an envelope] added text",
 ]
 
 

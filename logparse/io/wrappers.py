@@ -230,6 +230,11 @@ def _match_prefix(s: str) -> _Prefix | None:
         # The quote marker glued to the envelope (`>[2025-07-22 20:38:44] Scheduler hit …`):
         # markdown takes `>` without its space as a quote too.
         return ("markdown-quote", None, None, None, None, None, None, None, 1)
+    if c == "+" and s[1:2] == "[" and _is_envelope(s[1:]):
+        # A log quoted in a unified diff (a PR adding a guide's example output, its review hunk):
+        # every added line keeps the diff's `+` glued to the envelope (`+[2025-02-11 09:06:55]
+        # INFO:     Started server process [1]`). Only before an envelope: `+ cmd` is bash's xtrace.
+        return ("diff-added", None, None, None, None, None, None, None, 1)
     if c == "^" and s[1:2] == "C" and len(s) > 2:
         # A terminal's echo of Ctrl-C glued before what the interrupted program printed next
         # (`^CProcess Process-2:`, `^CTraceback (most recent call last):`): the tty's text, not

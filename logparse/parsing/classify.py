@@ -150,8 +150,9 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|\[Router \((?:Python|Rust)\)\] "
     # glog (Mooncake, TensorRT-LLM, …; torch's own has `[…]` around it): `I1120 11:09:23.594488 203018 pybind_client.cpp:218] …`,
     # and torch's Python logging in the same shape, whose file is a path relative to the
-    # install (`W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] …`)
-    r'|"?[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
+    # install (`W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] …`);
+    # glog ≥ 0.7 prints the year too (`I20250516 09:00:52.199445 45697 transfer_engine.cpp:44] …`)
+    r'|"?[IWEF](?:\d{4})?\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
     # `file.py:123 - msg` (a logger whose format is `%(filename)s:%(lineno)d - %(message)s`)
     r"|[\w.-]+\.py:\d+ - \S"
     # `2025-04-03 12:06:29,258 - __main__ - INFO - msg` (`%(asctime)s - %(name)s - %(levelname)s - …`)

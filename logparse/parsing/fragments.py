@@ -206,7 +206,7 @@ _CUT_ENVELOPE = lazy_compile(r"\[\d{1,4}(?:-\d{0,2}){0,2}(?: [\d:.,]*)?(?: (?:[A
 # backtrace frame cut in its path (` 7  /usr/local/lib/python`).
 _LEVEL = r"(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|WARN|ERROR|CRITICAL)"
 _ENVELOPE_HEADS = (
-    (r"[IWEF]\d{4} \d", r"[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
+    (r"[IWEF](?:\d{4})?\d{4} \d", r"[IWEF](?:\d{4})?\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] "),
     (r"\[Router \(", r"\[Router \((?:Python|Rust)\)\] "),
     # glibc's / UCX's backtrace frame (` 7  /usr/lib/libc.so.6(+0x1a07cd) [0x7f…]`) cut in its path
     (r"\d{1,3} +/", r"\d{1,3} +\S+\.so[\w.-]*\((?:[^()]|\(\))*\) \[0x[0-9a-f]+\]"),

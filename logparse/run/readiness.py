@@ -247,4 +247,12 @@ def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     # on a serving server's first requests, so only this one counts).
     if any(e.library == "deepgemm" and e.stage == "begin" for e in within(log.shared(JitCompile), start, end)):
         return True
+    # uvicorn starting SGLang's HTTP server (`Started server process [N]`, `Waiting for application
+    # startup.`): the last start-up phase, printed once the schedulers are up and before readiness.
+    if any(e.stage in _HTTP_STARTING for e in within(log.shared(UvicornLifecycle), start, end)):
+        return True
     return any(traceback_phase(tb) == "startup" for tb in within(log.shared(Traceback), start, end))
+
+
+# uvicorn's lifecycle stages before its `Application startup complete.`
+_HTTP_STARTING = frozenset({"started", "waiting-startup"})
