@@ -16,7 +16,7 @@ from logparse.model.events import (
     Severity,
 )
 from logparse.model.findings import Finding
-from logparse.rules.context import MessageHit, RuleContext
+from logparse.rules.context import MessageHit, Raised, RuleContext
 from logparse.rules.errors import event_at
 from logparse.rules.frames import is_command_line
 from logparse.rules.registry import rule
@@ -272,6 +272,20 @@ def _after_watchdog_stack(t: CppTerminate, stack: list[CppStack]) -> bool:
     return any(0 < t.line - s.line <= _STACK_TO_TERMINATE for s in stack)
 
 
+# The message families only NCCL's process group prints (beside nccl-error): its watchdog's
+# collective timeout and its work counter ('Timeout at NCCL work: N').
+_NCCL_ONLY_CODES = ("nccl-error", "nccl-watchdog-caught", "nccl-work-timeout")
+
+
+def _is_nccl_exception(ctx: RuleContext, r: Raised) -> bool:
+    """Whether an exception is NCCL's: torch raises NCCL failures as DistBackendError (torch ≥ 2.1),
+    the message is one only ProcessGroupNCCL prints, or it was raised in torch's distributed code.
+    (Not the word NCCL in the text: `NCCL_DEBUG` or `NCCL_TIMEOUT` in another timeout's message.)"""
+    if "DistBackendError" in r.exc_type or any(ctx.match(code, r.text) is not None for code in _NCCL_ONLY_CODES):
+        return True
+    return r.traceback is not None and any("torch/distributed/" in f.path.replace("\\", "/") for f in r.traceback.frames)
+
+
 def _native_abort(ctx: RuleContext, found: bool) -> Iterator[Finding]:
     """The C++ side (`checkTimeout` stack, the DistBackendError terminate), then a Python exception
     naming the timeout, when no watchdog line told it."""
@@ -304,8 +318,7 @@ def _native_abort(ctx: RuleContext, found: bool) -> Iterator[Finding]:
     for r in ctx.raised():
         if r.event.line in ctx.claimed:
             continue
-        nccl = "DistBackendError" in r.exc_type or ctx.match("nccl-error", r.text) is not None or "NCCL" in r.text
-        if nccl and ctx.match("nccl-collective-timeout", r.text) is not None:
+        if _is_nccl_exception(ctx, r) and ctx.match("nccl-collective-timeout", r.text) is not None:
             fields = _work(ctx, r.text)
             yield ctx.finding("nccl-timeout", f"NCCL collective timed out: {r.exc_type}: {r.message.strip()[:200]}",
                               _timeout_remedy(fields), events=[r.event], data={"nccl_timeout": fields})

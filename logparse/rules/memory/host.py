@@ -46,7 +46,7 @@ def _self_killed(ctx: RuleContext, killed: Killed, previous_killed: int) -> Even
             continue
         if isinstance(e, _SELF_KILL):
             return e
-        if isinstance(e, ExceptionHeader) and (e.process == "warmup" or "warmup" in e.rest.lower()):
+        if isinstance(e, ExceptionHeader) and e.process == "warmup":
             return e
         if isinstance(e, KnownMessage) and e.code in ("watchdog-debug-info", "pyspy-failed"):
             return e

@@ -74,7 +74,7 @@ def mamba_remedy(ctx: RuleContext, hit: Found, cfg: SpecConfig) -> tuple[str, di
         data.update(mamba_track_interval=cur, page_size=page, needed=value)
         return f"`--mamba-track-interval {value}` (a multiple of page_size {page})", data
     # extra_buffer_lazy under PD asks for the plain extra buffer, not for none
-    if code == "spec-mamba-extra-buffer-unsupported" and "unsupported under" not in hit.text:
+    if code == "spec-mamba-extra-buffer-unsupported" and "unsupported_under" not in fields:
         data["needs"] = "no_buffer"
         return ("this model/platform has no mamba extra buffer: `--mamba-scheduler-strategy no_buffer` with "
                 "`--disable-radix-cache` for speculative decoding"), data
