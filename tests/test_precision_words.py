@@ -87,3 +87,21 @@ def test_the_words_unsupported_under_elsewhere_keep_the_no_buffer_remedy(tmp_pat
                                             "(platforms unsupported under this build: see the docs)"))
     [f] = named(a, "spec-mamba-extra-buffer")
     assert f.data.get("needs") == "no_buffer"
+
+
+# --------------------------------------------------------------------------- deprecated-entrypoint
+
+
+_WARNING = ("/usr/local/lib/python3.12/dist-packages/sglang/launch_server.py:51: UserWarning: 'python -m "
+            "sglang.launch_server' is still supported, but 'sglang serve' is the recommended entrypoint.")
+
+
+def test_the_printed_deprecation_warning_fires(tmp_path: Path) -> None:
+    assert "deprecated-entrypoint" in _fired(tmp_path, _WARNING + "\n")
+
+
+def test_a_sentence_quoting_the_warning_is_no_warning(tmp_path: Path) -> None:
+    # the grammar's warning location takes any text before `path:N: Category:`; its path must be one
+    for text in (f"I see `{_WARNING}` in the log\n", f"When I start it I get {_WARNING}\n",
+                 f"**Describe the bug** {_WARNING}\n"):
+        assert "deprecated-entrypoint" not in _fired(tmp_path, text), text

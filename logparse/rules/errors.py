@@ -107,7 +107,12 @@ def event_at(ctx: RuleContext, line: int) -> Event:
 
 
 def warnings_with(ctx: RuleContext, code: str) -> Iterator[PythonWarning]:
-    """The Python `warnings` records whose message is catalog message `code`."""
+    """The Python `warnings` records whose message is catalog message `code`. `warnings` prints the
+    file's path first: a location whose 'path' holds words or a backtick before its first `/` is a
+    sentence quoting the warning (`I see `/…/launch_server.py:54: UserWarning: …``), not the record."""
     for w in ctx.log.of(PythonWarning):
+        head = w.path.replace("\\", "/").split("/", 1)[0]
+        if "`" in w.path or len(head.split()) > 1:
+            continue
         if ctx.match(code, w.message) is not None:
             yield w
