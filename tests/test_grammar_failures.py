@@ -117,6 +117,22 @@ CASES: list[tuple[str, tuple[str, str | None] | None, type, dict[str, Any]]] = [
             "func": "event_loop_normal",
         },
     ),
+    (  # dev k-012 (sglang#22592): a frame copied out of a JSON log field keeps its quotes escaped
+        'File \\"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\\", line 3805, in run_scheduler_process',
+        None,
+        TracebackFrame,
+        {
+            "path": "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py",
+            "lineno": 3805,
+            "func": "run_scheduler_process",
+        },
+    ),
+    (  # … and cut right after its path (the excerpt's last line)
+        'File \\"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\\",',
+        None,
+        TracebackFrame,
+        {"path": "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", "lineno": None, "func": None},
+    ),
     (
         '  File "<frozen runpy>", line 198, in _run_module_as_main',
         None,

@@ -203,7 +203,11 @@ class FailureCallbacks:
         return ExceptionChain, {"relation": relation}
 
     def traceback_frame(self, children: Children) -> Result:
-        m = _FRAME.match(str(children[0]))
+        text = str(children[0])
+        if 'File \\"' in text:
+            # Copied out of a JSON log field: its quotes are still escaped (`File \"…\", line N`).
+            text = text.replace('\\"', '"')
+        m = _FRAME.match(text)
         assert m is not None  # the terminal guarantees the shape
         lineno = m.group("lineno")
         func = m.group("func")
