@@ -464,7 +464,7 @@ class Unwrapper:
     lets a docker/Ray-wrapped log skip the regexes: their patterns never look past the prefix
     text, so a line starting with the same text parses the same way."""
 
-    __slots__ = ("_cache", "indent", "last_len", "last_text", "last_wrapper")
+    __slots__ = ("_cache", "indent", "last_len", "last_text", "last_wrapper", "prev_len", "prev_text", "prev_wrapper")
 
     def __init__(self) -> None:
         # The indentation of a log pasted as a code block, learned from its first indented
@@ -474,6 +474,17 @@ class Unwrapper:
         self.last_text = "\x00"  # cleaned lines never contain NUL: matches nothing
         self.last_len = 1
         self.last_wrapper: Wrapper | None = None
+        # The repeating prefix before the last one: two writers interleaved (a Ray scheduler
+        # actor and a server actor) otherwise miss the memo on every other line.
+        self.prev_text = "\x00"
+        self.prev_len = 1
+        self.prev_wrapper: Wrapper | None = None
+
+    def _repeating(self, key: str, pos: int, w: Wrapper) -> None:
+        """Remember a repeating prefix as the last one (the last one before it becomes prev)."""
+        if key != self.last_text:
+            self.prev_text, self.prev_len, self.prev_wrapper = self.last_text, self.last_len, self.last_wrapper
+        self.last_text, self.last_len, self.last_wrapper = key, pos, w
 
     def __call__(self, s: str) -> tuple[Wrapper | None, str]:
         """Strip (possibly nested) prefixes; return the merged Wrapper and the rest."""
@@ -492,6 +503,17 @@ class Unwrapper:
                 if self.indent and not blank:
                     self.indent = ""  # an unindented record: a code block has ended
                 return self.last_wrapper, rest
+        if s.startswith(self.prev_text):
+            # The same shortcut for the other writer's prefix (the same argument: its patterns
+            # never look past the prefix text); it becomes the last one, as the full path does.
+            rest = s[self.prev_len :]
+            if _is_envelope(rest):
+                if self.indent and not blank:
+                    self.indent = ""
+                w = self.prev_wrapper
+                assert w is not None
+                self._repeating(self.prev_text, self.prev_len, w)
+                return w, rest
         first = _match_prefix(s)
         if first is None:
             if self.indent and not blank and s:
@@ -512,7 +534,7 @@ class Unwrapper:
                 self._cache[key] = hit
             w, strip = hit
             if kind in _REPEATING_KINDS:
-                self.last_text, self.last_len, self.last_wrapper = key, pos, w
+                self._repeating(key, pos, w)
             if kind == _CUSTOM_RANKED:
                 rest = _ranked_envelope(key) + rest
             elif self.indent and not blank:
@@ -545,7 +567,7 @@ class Unwrapper:
             self._cache[key] = hit
         w, strip = hit
         if len(prefixes) == 1 and first[0] in _REPEATING_KINDS:
-            self.last_text, self.last_len, self.last_wrapper = key, pos, w
+            self._repeating(key, pos, w)
         rest = s[pos:]
         if kind == _CUSTOM_RANKED:
             # `[ TP6 PP0 scheduler.py:2547]`: the ranks are SGLang's prefix, which the grammar reads
