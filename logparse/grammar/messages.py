@@ -283,12 +283,15 @@ class Catalog:
         A needle that cannot overlap such a run (not `_touches_hex`) occurs in the text exactly
         when it occurs with the runs masked (the `0` lies between non-alphanumerics, so it joins
         no digit run and the digit argument above holds after it); the few that can are looked
-        for in the lowered text itself, on every call."""
+        for in the lowered text itself when a run was masked (the scan of the masked text finds
+        no false one of them: a digit-free occurrence there lies in text the masks left as it
+        was, and an anchor sends the text to `candidates`)."""
         masked = self._masked_prefilter()
         if masked is None:
             return self.candidates(text)
         low = text.lower()
-        key = _DIGIT_RUNS.sub("0", _HEX_RUNS.sub("0", low))
+        hexed, runs = _HEX_RUNS.subn("0", low)
+        key = _DIGIT_RUNS.sub("0", hexed)
         memo = self.__dict__.setdefault("_masked_memo", {})
         found = memo.get(key, _UNSEEN)
         if found is _UNSEEN:
@@ -302,9 +305,10 @@ class Catalog:
         if found is None:
             return self.candidates(text)
         out = set(found)
-        for needle, codes in self.__dict__["_masked_direct"]:
-            if needle in low:
-                out.update(codes)
+        if runs:
+            for needle, codes in self.__dict__["_masked_direct"]:
+                if needle in low:
+                    out.update(codes)
         return out
 
     def _masked_prefilter(self) -> _Masked | None:
@@ -318,10 +322,9 @@ class Catalog:
                 by_needle.setdefault(needle.lower(), set()).add(spec.code)
         # A needle's anchor is its own masked form: where the needle occurs, each of its digit
         # runs lies inside one of the text's, so the masked text holds the masked needle.
-        # Needles that may overlap a masked hex run are tested as they are (see candidates_masked).
+        # Needles that may overlap a masked hex run are also tested as they are when a run was
+        # masked (see candidates_masked).
         direct = [(n, tuple(sorted(codes))) for n, codes in by_needle.items() if _touches_hex(n)]
-        for needle, _codes in direct:
-            del by_needle[needle]
         anchors = {_DIGIT_RUNS.sub("0", n) for n in by_needle if _DIGIT_RUNS.search(n) is not None}
         words: dict[str, tuple[str, ...] | None] = dict.fromkeys(anchors)  # None: an anchor
         for needle, codes in by_needle.items():
