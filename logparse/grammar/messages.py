@@ -153,17 +153,21 @@ _FULL_TRIE_AFTER = 2_000
 
 # Maximal runs of ASCII digits (what `Catalog.candidates_masked` masks), and its memo's bound.
 _DIGIT_RUNS = re.compile(r"[0-9]+")
-# Long hex runs standing alone in a lowered text (request ids, hashes, comm ids): also masked, as one
-# `0`. A needle can overlap such a run only if it is all hex, holds 16 hex characters, or starts
-# (ends) with hex characters next to a character that is neither a digit nor a letter (the run's
-# edge); such needles (`_touches_hex`) are not in the masked prefilter but tested on every text.
-_HEX_RUNS = re.compile(r"(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
-_HEX_TOUCH = re.compile(r"[0-9a-f]+\Z|[0-9a-f]+[^0-9a-z]|.*[^0-9a-z][0-9a-f]+\Z|.*[0-9a-f]{16}", re.DOTALL)
+# Long hex runs standing alone in the digit-masked lowered text (request ids, hashes, comm ids,
+# their digit runs already `0`): also masked, as one `0`. A needle can overlap such a run only if it
+# (or its anchor) is all hex, holds 8 hex characters, or starts (ends) with hex characters next to
+# a character that is neither a digit nor a letter (the run's edge): `_touches_hex`.
+_HEX_RUNS = re.compile(r"(?<![0-9a-z])[0-9a-f]{8,}(?![0-9a-z])")
+# Any masked run holds 8 hex characters: this search (~5x cheaper than the masking scan, whose
+# lookbehind runs at every position) tells most texts have none.
+_HEX_8 = re.compile(r"[0-9a-f]{8}")
+_HEX_TOUCH = re.compile(r"[0-9a-f]+\Z|[0-9a-f]+[^0-9a-z]|.*[^0-9a-z][0-9a-f]+\Z|.*[0-9a-f]{8}", re.DOTALL)
 
 
 def _touches_hex(needle: str) -> bool:
-    """Whether an occurrence of the lowered `needle` can overlap a `_HEX_RUNS` run."""
-    return _HEX_TOUCH.match(needle) is not None
+    """Whether an occurrence of the lowered `needle`, or of its anchor in a digit-masked text, can
+    overlap a `_HEX_RUNS` run."""
+    return _HEX_TOUCH.match(needle) is not None or _HEX_TOUCH.match(_DIGIT_RUNS.sub("0", needle)) is not None
 
 
 _MASKED_MEMO = 50_000
@@ -278,22 +282,30 @@ class Catalog:
         masked form (its *anchor*) occurs in the masked text: when the masked text holds an
         anchor, the text is prefiltered as it is.
 
-        Before the digits, long standalone hex runs of the lowered text become `0` (a request
-        line's id made every one distinct: 55k kept texts, 55k masked ones on a long-running log).
-        A needle that cannot overlap such a run (not `_touches_hex`) occurs in the text exactly
-        when it occurs with the runs masked (the `0` lies between non-alphanumerics, so it joins
-        no digit run and the digit argument above holds after it); the few that can are looked
-        for in the lowered text itself when a run was masked (the scan of the masked text finds
-        no false one of them: a digit-free occurrence there lies in text the masks left as it
-        was, and an anchor sends the text to `candidates`)."""
+        Then long standalone hex runs of the masked text become `0` too (a request line's id
+        made every one distinct: 55k kept texts, 55k masked ones on a long-running log). A needle
+        that cannot overlap such a run (not `_touches_hex`: nor can its anchor) occurs in the
+        digit-masked text exactly when it occurs with the runs masked (the `0` lies between
+        non-alphanumerics, so it joins no digit run), and its anchor as well. The few that can
+        are looked for in the lowered text itself when a run was masked (the scan of the masked
+        text finds no false one of them: a digit-free occurrence there lies in text the masks
+        left as it was, and an anchor sends the text to `candidates`).
+
+        The memo is keyed by the fully masked text; a digit-masked text without runs is its own
+        key, so most texts look for runs once per digit-masked form."""
         masked = self._masked_prefilter()
         if masked is None:
             return self.candidates(text)
         low = text.lower()
-        hexed, runs = _HEX_RUNS.subn("0", low)
-        key = _DIGIT_RUNS.sub("0", hexed)
-        memo = self.__dict__.setdefault("_masked_memo", {})
+        key = _DIGIT_RUNS.sub("0", low)
+        memo: dict[str, frozenset[str] | None] = self.__dict__.setdefault("_masked_memo", {})
         found = memo.get(key, _UNSEEN)
+        runs = 0
+        if found is _UNSEEN and _HEX_8.search(key) is not None:
+            # (a text with runs is not remembered by its digit-masked form: that is an id's own)
+            key, runs = _HEX_RUNS.subn("0", key)
+            if runs:
+                found = memo.get(key, _UNSEEN)
         if found is _UNSEEN:
             if len(memo) >= _MASKED_MEMO:
                 memo.clear()
