@@ -99,7 +99,7 @@ def _by_rank(d: dict[str, np.ndarray], names: list[str | None]) -> list[dict[str
     import numpy as np
 
     out = []
-    codes = sorted({int(c) for c in d["rank"]}, key=lambda c: rank_key(names[c] or ""))
+    codes = sorted((int(c) for c in np.unique(d["rank"])), key=lambda c: rank_key(names[c] or ""))
     for code in codes:
         m = (d["rank"] == code) & ~np.isnan(d["accept_len"])
         if not m.any():
@@ -190,7 +190,7 @@ def speculative_section(
         "t0": serving_series.get("t0"),
         "accept_len": length,
         "accept_rate": d["accept_rate"],
-        "rank": [names[int(c)] or "" for c in d["rank"]],
+        "rank": np.asarray([name or "" for name in names], dtype=object)[d["rank"].astype(np.intp)].tolist(),
         "histogram": data["histogram"],
         "per_rank": bool(data["per_rank"]),
     }
