@@ -64,7 +64,7 @@ from logparse.grammar.sourcemsgs import (
 from logparse.model.lazyre import lazy_compile
 from logparse.parsing.fragments import is_cut_envelope, is_cut_late
 
-__all__ = ["classify"]
+__all__ = ["classify", "paste_kind"]
 
 # Compiled on first use: most short logs have few unrecognised lines, and some none of a kind.
 _PIP = lazy_compile(
@@ -401,6 +401,20 @@ _LATE_SHAPES = ((_DATA, "data", False), (_JSON, "data", True), (_CONFIG_DUMP, "c
                 (_ENV_REPORT, "config-dump", True), (_PIP_FREEZE, "pip", False), (_FIELD_DUMP, "field-dump", False),
                 (_SHELL_COMMAND, "shell-command", False), (_PYTHON_SOURCE, "python-source", False),
                 (_ELIDED_ID, "viewer-metadata", False), (_HEADING, "heading", True))
+
+
+def paste_kind(text: str) -> str | None:
+    """The kind of a line that is the paste's own structure — markdown, a command or Python statement
+    quoted as typed, a heading — by those shapes alone (`parsing/quoting.py`: cheaper than `classify`,
+    which first looks the line up in the message indices)."""
+    body = text.strip()
+    if _MARKDOWN.match(body):
+        return "markdown"
+    for pattern, kind, guarded in ((_SHELL_COMMAND, "shell-command", False), (_PYTHON_SOURCE, "python-source", False),
+                                   (_HEADING, "heading", True)):
+        if pattern.match(body) and not (guarded and _names_failure(body)):
+            return kind
+    return None
 
 
 def classify(text: str) -> str | None:

@@ -21,13 +21,9 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 
 from logparse.model.lazyre import lazy_compile
-from logparse.parsing.classify import classify
+from logparse.parsing.classify import classify, paste_kind
 
 __all__ = ["is_code", "quoted_lines"]
-
-# `classify` kinds that are the paste's own structure (a heading is never a failure: classify
-# leaves a heading that names one unclassified).
-_PASTE_KINDS = frozenset({"markdown", "heading", "python-source", "shell-command"})
 
 # A code fence: its marker and the info string after it (`log`, `bash`, `python` …), if any.
 _FENCE = lazy_compile(r"\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)\s*$")
@@ -112,7 +108,7 @@ def _outside_fences(texts: Mapping[int, str], candidates: list[int], lines: list
 def is_code(text: str) -> bool:
     """Whether a line is a Python statement (a call or `raise`/`assert` handing a string, a compound
     statement's header): an indented one is a source line to the grammar, whoever quoted it."""
-    return _PYTHON_STATEMENT.match(text) is not None or classify(text) == "python-source"
+    return _PYTHON_STATEMENT.match(text) is not None or paste_kind(text) == "python-source"
 
 
 def quoted_lines(texts: Mapping[int, str], unanchored: Iterable[int], asked: Iterable[int]) -> set[int]:
@@ -125,10 +121,12 @@ def quoted_lines(texts: Mapping[int, str], unanchored: Iterable[int], asked: Ite
     quoted = _outside_fences(texts, fences, sorted(wanted)) if fences else set()
     for no in wanted - quoted:
         text = texts.get(no, "")
-        if _MARKDOWN_LINE.match(text) or _PYTHON_STATEMENT.match(text) or _SHELL_TEXT_COMMAND.match(text):
+        # (Each shape is tried only when the line holds its literal: native output can be many lines.)
+        if (("`" in text or "**" in text or "__" in text) and _MARKDOWN_LINE.match(text)
+                or ("'" in text or '"' in text) and _PYTHON_STATEMENT.match(text) or _SHELL_TEXT_COMMAND.match(text)
+                or paste_kind(text) is not None):
             quoted.add(no)
-            continue
-        kind = classify(text)
-        if kind in _PASTE_KINDS or (kind not in _WRITER_KINDS and _EMBEDDED_RECORD.match(text)):
+        elif (("[" in text or "Error:" in text or "Exception:" in text) and _EMBEDDED_RECORD.match(text)
+                and classify(text) not in _WRITER_KINDS):
             quoted.add(no)
     return quoted
