@@ -17,6 +17,7 @@ from logparse.model.events import (
     KnownMessage,
     ProcessHeader,
     ProgressBar,
+    PythonWarning,
     Retraction,
     ServerReady,
     Traceback,
@@ -124,7 +125,17 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
         if e.code == "cache-not-flushed" and _flush_refused_for_requests(e.text):
             found.append(e.line)
             break
+    # A Python warning raised in the OpenAI-compatible API's request handlers (`serving_chat.py:642:
+    # DeprecationWarning: max_tokens is deprecated …`): a client's /v1 request being served (SGLang's
+    # own warmup posts to /generate, which never runs these handlers).
+    found.extend(e.line for e in within(log.shared(PythonWarning), start, end)
+                 if _OPENAI_HANDLERS in e.path.replace("\\", "/"))
     return min(found) if found else None
+
+
+# The request handlers of SGLang's OpenAI-compatible API (`entrypoints/openai/serving_chat.py`,
+# `serving_completions.py`, …; 0.4.7+); its `protocol.py` also defines module-level models.
+_OPENAI_HANDLERS = "/entrypoints/openai/serving_"
 
 
 def answered_request_line(log: ParsedLog, start: int, end: int) -> int | None:
