@@ -105,3 +105,27 @@ def test_a_sentence_quoting_the_warning_is_no_warning(tmp_path: Path) -> None:
     for text in (f"I see `{_WARNING}` in the log\n", f"When I start it I get {_WARNING}\n",
                  f"**Describe the bug** {_WARNING}\n"):
         assert "deprecated-entrypoint" not in _fired(tmp_path, text), text
+
+
+# --------------------------------------------------------------------------- unsupported-gpu-arch's remedy
+
+
+def _arch(tmp_path: Path, exc: str) -> str:
+    a = analyze_text(tmp_path, "Traceback (most recent call last):\n"
+                               f'  File "{SG}/layers/attention/flashattention_backend.py", line 300, in __init__\n'
+                               "    raise RuntimeError(msg)\n"
+                               f"{exc}\n")
+    [f] = named(a, "unsupported-gpu-arch")
+    return f.remedy
+
+
+def test_flashattention2s_capability_check_gets_the_sm80_remedy(tmp_path: Path) -> None:
+    # 'Flash attention … compute capability >= 80' is FlashAttention-2's SM80 floor (the catalog's
+    # gpu-arch-kind fa2), not FlashAttention-3's Hopper-only check, whatever words it shares with it
+    remedy = _arch(tmp_path, "RuntimeError: Flash attention currently only supported for compute capability >= 80")
+    assert "Ampere (SM80)" in remedy and "FlashAttention-3" not in remedy
+
+
+def test_the_fa3_backend_check_gets_the_hopper_remedy(tmp_path: Path) -> None:
+    remedy = _arch(tmp_path, "ValueError: The 'fa3' backend is not supported on Blackwell GPUs")
+    assert "FlashAttention-3 runs on Hopper" in remedy

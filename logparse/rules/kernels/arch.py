@@ -53,7 +53,8 @@ def arch_remedy(ctx: RuleContext, text: str, kernel: str) -> tuple[str, dict[str
     data: dict[str, Any] = {}
     attn = ctx.views.arg("attention_backend")
     moe = ctx.views.arg("moe_runner_backend")
-    low = text.lower()
+    # Which check it is: the catalog's gpu-arch-kind fields (the words are its patterns, not ours).
+    kind = ctx.collect("gpu-arch-kind", text) or {}
     listed = ctx.match("gpu-arch-backend-list", text)
     if listed is not None:
         data["flag"] = "--attention-backend"
@@ -61,10 +62,10 @@ def arch_remedy(ctx: RuleContext, text: str, kernel: str) -> tuple[str, dict[str
         models = f" for {listed['models']} models" if listed.get("models") else ""
         return (f"on {listed.get('arch', 'this GPU')}{models} only these attention backends work: {backends} — set "
                 f"`--attention-backend` to one of them{f' (now {attn})' if attn else ''}"), data
-    if "bfloat16" in low and "compute capability" in low:
+    if "no_bf16" in kind:
         data["flag"] = "--dtype"
         return "this GPU has no bfloat16 (it needs SM80+): `--dtype half` (float16), or an Ampere or newer GPU", data
-    if "flashattention only supports ampere" in low:
+    if "fa2" in kind:
         data["flag"] = "--attention-backend"
         return ("FlashAttention-2 needs Ampere (SM80) or newer: use `--attention-backend triton` (or `flashinfer`) on "
                 "this GPU"), data
@@ -77,21 +78,21 @@ def arch_remedy(ctx: RuleContext, text: str, kernel: str) -> tuple[str, dict[str
         return ("TRT-LLM-gen attention kernels (TllmGenFmhaRunner) run on SM100 only, not on SM120/consumer Blackwell "
                 f"or Hopper: use `--attention-backend flashinfer` (or `triton`){f' instead of {attn}' if attn else ''}, "
                 "and no `--prefill-attention-backend/--decode-attention-backend trtllm_*`"), data
-    if "mxfp4" in low:
+    if kernel == "MXFP4":
         data["flag"] = "--moe-runner-backend"
         return "the FlashInfer MXFP4 MoE kernel needs SM100: use `--moe-runner-backend triton_kernel`", data
-    if "fa3" in low or "flashattention3" in low or "flash attention" in low:
+    if "fa3" in kind:
         data["flag"] = "--attention-backend"
         return "FlashAttention-3 runs on Hopper (SM90) only: use `--attention-backend flashinfer` (or `triton`)", data
-    if "fp8e4nv" in low:
+    if "fp8e4nv" in kind:
         return ("FP8 (e4m3) Triton kernels need SM89+ (Ada/Hopper): use a BF16/FP16, AWQ or GPTQ checkpoint on this GPU "
                 "or a newer GPU"), data
-    if "nvfp4" in low or "blackwell and above" in low:
+    if "nvfp4" in kind:
         return "NVFP4 needs Blackwell (SM100/SM120): use an FP8/BF16 checkpoint on this GPU, or a Blackwell GPU", data
-    if "cutedsl" in low:
+    if "cutedsl" in kind:
         data["flag"] = "--attention-backend"
         return "CuteDSL MLA runs on SM100 only: use `--attention-backend flashinfer` or `triton`", data
-    if "no kernel image" in low or "no_binary_for_gpu" in low or "not compatible with the current pytorch" in low:
+    if "no_image" in kind:
         named = (ctx.match("kernel-library-name", text) or {}).get("library")
         lib = str(named).replace("_", "-") if named and named != "torch" else "sgl-kernel / FlashInfer"
         what = "kernel" if kernel == "a kernel" else f"{kernel} kernel"
