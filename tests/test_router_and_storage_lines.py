@@ -37,6 +37,14 @@ CASES = [
      "connect to gRPC server: transport error"), "router-record"),
     (("2025-07-29 21:11:52  WARN sglang_router_rs::service_discovery: src/service_discovery.rs:323: Retrying in 8 "
      "seconds with exponential backoff"), "router-record"),
+    # records inside tracing spans: a PD routing failure (k-019, sglang#12355) and a decode error (sglang#10001)
+    (('2025-10-29 21:49:19 ERROR http_request{method=POST uri=/generate version=HTTP/1.1 request_id="gnt-T1DkMPsWX1S'
+      'OfuePNC4g04oV"}: sglang_router_rs::routers::http::pd_router: src/routers/http/pd_router.rs:142: Failed to select '
+      "PD pair error=No available prefill workers (all circuits open or un"), "router-record"),
+    (("2025-09-04 07:15:26 ERROR http_request{method=POST uri=/v1/completions version=HTTP/1.1}:http_request{method=POST "
+      "uri=/v1/completions version=HTTP/1.1 request_id=cmpl-hvNcVSx9FaPb13dmSHtom1fF status=500 Internal Server Error "
+      "latency=2.041450065s}: sglang_router_rs::response: src/middleware.rs:159: request failed with server error"),
+     "router-record"),
     # sglang_router's launcher starting the SGLang servers (b-028, 2025-05; the 2024-11 form of its PR #2174)
     ("[Router (Python)] 2025-05-17 01:10:45 - INFO - Launching DP server process 0 on port 31000 - launch_server.py:175",
      "router-launch-dp-server"),
