@@ -259,9 +259,12 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
     else:
         analyses = [run(f, jobs=jobs, window=window) for f in files]
     if fmt == "json":
-        from logparse.render.json import render
+        from logparse.render.json import write
 
-        click.echo(render(analyses, redact=not no_redact), nl=False)
+        # Streamed: the whole text of a large log's document is never held at once.
+        # sys.stdout is the stream `main` gave the OUTPUT_ERRORS handler (click.echo writes there too).
+        write(analyses, sys.stdout, redact=not no_redact)
+        sys.stdout.flush()
     else:
         from logparse.render.text import render as render_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring as _quote  # the stdlib's (C-accelerated) string quoting
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from logparse._version import __version__
@@ -35,6 +35,39 @@ def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, re
     # `document` is JSON-safe already (each part went through `clean`, and the sanitizer's copy
     # keeps it so): no second walk of a document that holds every error and finding.
     return pretty(document(analyses, errors, redact=redact)) + "\n"
+
+
+def write(analyses: Sequence[Any], stream: Any, errors: Sequence[dict[str, str]] = (), *,
+          redact: bool = True) -> None:
+    """`render`'s text written to `stream` (a text file) in chunks of about `_CHUNK` tokens.
+
+    The whole text of a large log's document (every finding, error and launch) as a list of
+    tokens and then one joined string held several times the document itself (~+220 MiB at a
+    startup-heavy 1M-line log); written as it is produced, only one chunk is held."""
+    out = _Chunks(stream.write)
+    _value(document(analyses, errors, redact=redact), out, "\n")
+    out.append("\n")
+    out.flush()
+
+
+# Tokens held before a write: a few hundred KiB of text, few enough writes to cost nothing.
+_CHUNK = 8192
+
+
+class _Chunks(list):  # type: ignore[type-arg]  # a list of str; `_value` appends to it
+    """The token list of `_value`, emptied into `sink` every `_CHUNK` tokens (checked by
+    `_value` between items, so appends stay the list's own C method)."""
+
+    __slots__ = ("sink",)
+
+    def __init__(self, sink: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.sink = sink
+
+    def flush(self) -> None:
+        if self:
+            self.sink("".join(self))
+            self.clear()
 
 
 def pretty(value: Any) -> str:
@@ -104,7 +137,10 @@ def _value(value: Any, out: list[str], newline: str) -> None:
             return
         out.append("[")
         sep = inner
+        chunked = isinstance(out, _Chunks)
         for item in value:
+            if chunked and len(out) > _CHUNK:
+                out.flush()  # type: ignore[attr-defined]
             token = _scalar(item)
             if token is None:
                 out.append(sep)
@@ -119,7 +155,10 @@ def _value(value: Any, out: list[str], newline: str) -> None:
             return
         out.append("{")
         sep = inner
+        chunked = isinstance(out, _Chunks)
         for k, item in value.items():
+            if chunked and len(out) > _CHUNK:
+                out.flush()  # type: ignore[attr-defined]
             token = _scalar(item)
             if token is None:
                 out.append(f"{sep}{_key(k)}: ")
