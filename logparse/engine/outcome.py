@@ -7,6 +7,8 @@ have been the warmup request; an attempt with only consequences may have crashed
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from logparse.engine.roles import declared_stage, role_of
@@ -156,10 +158,26 @@ def _fatal_traceback(tb: Traceback) -> bool:
 
 
 def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback | None:
-    for tb in log.of(Traceback):
-        if (tb.line in f.claims) if f is not None else (tb.line <= crash <= (tb.end_line or tb.line)):
-            return tb  # type: ignore[no-any-return]
-    return None
+    """The first traceback (file order) on one of the finding's claimed lines, or without a
+    finding the first that spans the crash line. Asked once per attempt: a scan of every
+    traceback of the log each time was attempts x tracebacks, so both are bisected."""
+    tbs: list[Traceback] = log.shared(Traceback)  # in (line, end_line) order
+    if not tbs:
+        return None
+    if f is not None:
+        if not f.claims:
+            return None
+        lo = bisect_left(tbs, min(f.claims), key=lambda tb: tb.line)
+        hi = bisect_right(tbs, max(f.claims), lo=lo, key=lambda tb: tb.line)
+        return next((tb for tb in tbs[lo:hi] if tb.line in f.claims), None)
+    # The first traceback with line <= crash <= end: the running maximum of the ends is sorted,
+    # and its first index at or past the crash is the first traceback whose own end is.
+    cached = log.derived.get("traceback_end_max")
+    if cached is None or cached[0] is not tbs:
+        ends = list(accumulate((tb.end_line or tb.line for tb in tbs), max))
+        cached = log.derived["traceback_end_max"] = (tbs, ends)
+    k = bisect_left(cached[1], crash)
+    return tbs[k] if k < len(tbs) and tbs[k].line <= crash else None
 
 
 def crash_stage(tb: Traceback | None) -> str:

@@ -295,16 +295,43 @@ def launch_attempts(log: ParsedLog) -> list[Launch]:
     bounds = boundaries(log)
     exports = log.of(ShellExport) if ShellExport is not None else []
     out: list[Launch] = []
+    # The exports before each cut, accumulated as the cuts advance (exports are in file order; a
+    # rebuild per attempt was attempts x exports). A later export of a name overrides its value
+    # but keeps its place, as the old per-attempt dict comprehension did.
+    exported: dict[str, str] = {}
+    taken, prev_cut = 0, -1
     for i, (first, last, cmd) in enumerate(bounds, 1):
         cut = cmd.line if cmd is not None else last
-        exported = {str(getattr(e, "name", "")): str(getattr(e, "value", "")) for e in exports if e.line < cut}
+        if cut < prev_cut:  # not expected (attempts are in file order): start over
+            exported, taken = {}, 0
+        prev_cut = cut
+        while taken < len(exports) and exports[taken].line < cut:
+            e = exports[taken]
+            exported[str(getattr(e, "name", ""))] = str(getattr(e, "value", ""))
+            taken += 1
         out.append(Launch(log, i, first, last, len(bounds), cmd, {k: v for k, v in exported.items() if k}))
     return out
 
 
-def launch_at(launches: Sequence[Launch], line: int) -> Launch:
-    """The attempt that line belongs to (the last one for lines past the end)."""
+def launch_at(launches: Sequence[Launch], line: int, firsts: Sequence[int] | None = None) -> Launch:
+    """The attempt that line belongs to (the last one for lines past the end). `firsts`: the
+    attempts' first lines when they are sorted and disjoint (`disjoint_firsts`), to bisect."""
+    if firsts is not None:
+        k = bisect_right(firsts, line) - 1
+        if k >= 0 and launches[k].contains(line):
+            return launches[k]  # disjoint and sorted: the only attempt that holds the line
+        return launches[-1] if line > launches[-1].last_line else launches[0]
     for launch in launches:
         if launch.contains(line):
             return launch
     return launches[-1] if line > launches[-1].last_line else launches[0]
+
+
+def disjoint_firsts(launches: Sequence[Launch]) -> list[int] | None:
+    """The attempts' first lines if the attempts are sorted and do not overlap (what `boundaries`
+    makes), so that `launch_at` may bisect them (a scan per question was attempts x questions on
+    a log of thousands of pasted attempts); None otherwise."""
+    for a, b in zip(launches, launches[1:]):
+        if not (a.first_line <= a.last_line < b.first_line):
+            return None
+    return [x.first_line for x in launches]

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import Event, Traceback
-from logparse.run.launches import Launch, launch_at, launch_attempts
+from logparse.run.launches import Launch, disjoint_firsts, launch_at, launch_attempts
 from logparse.run.readiness import (
     http_answered_line,
     ready_event,
@@ -171,9 +171,13 @@ class Run:
     def ready(self) -> bool | None:
         return self.last.ready
 
+    @cached_property
+    def _firsts(self) -> list[int] | None:
+        return disjoint_firsts(self.launches)
+
     def launch_at(self, line: int) -> Launch:
         """The attempt a line belongs to."""
-        return launch_at(self.launches, line)
+        return launch_at(self.launches, line, self._firsts)
 
     def lifecycle_at(self, line: int) -> Lifecycle:
         return self.lifecycles[self.launch_at(line).index - 1]

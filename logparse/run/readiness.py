@@ -26,7 +26,7 @@ from logparse.model.events import (
     TracebackStart,
     UvicornLifecycle,
 )
-from logparse.parsing.candidates import message_candidates
+from logparse.parsing.candidates import candidates_in
 from logparse.run.launches import within
 from logparse.run.spacing import holds_text, text_before
 from logparse.run.stage import traceback_phase
@@ -147,8 +147,8 @@ def answered_request_line(log: ParsedLog, start: int, end: int) -> int | None:
 
     spec = catalog()[ANSWER_CODE]
     code = {e.line for e in within(log.shared(TracebackFrame, TracebackSource), start, end)}
-    for no, text in message_candidates(log).get(ANSWER_CODE, ()):
-        if start <= no <= end and no not in code and spec.match(text) is not None:
+    for no, text in candidates_in(log, ANSWER_CODE, start, end):
+        if no not in code and spec.match(text) is not None:
             return no
     return None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -266,10 +266,12 @@ def _dump_finding(ctx: RuleContext, dumps: list[tuple[int, dict[str, Any], int |
 _STACK_TO_TERMINATE = 12
 
 
-def _after_watchdog_stack(t: CppTerminate, stack: list[CppStack]) -> bool:
-    """Whether a terminate follows one of the watchdog stacks: every rank that aborts prints its
-    own stack and terminate, so each terminate is matched to the stack before it, not to the last."""
-    return any(0 < t.line - s.line <= _STACK_TO_TERMINATE for s in stack)
+def _after_watchdog_stack(t: CppTerminate, stack_lines: list[int]) -> bool:
+    """Whether a terminate follows one of the watchdog stacks (their lines, sorted): every rank
+    that aborts prints its own stack and terminate, so each terminate is matched to the stack
+    before it, not to the last. Bisected: a scan of every stack per terminate was quadratic."""
+    k = bisect_left(stack_lines, t.line - _STACK_TO_TERMINATE)
+    return k < len(stack_lines) and stack_lines[k] < t.line
 
 
 # The message families only NCCL's process group prints (beside nccl-error): its watchdog's
@@ -292,14 +294,27 @@ def _native_abort(ctx: RuleContext, found: bool) -> Iterator[Finding]:
     stack: list[CppStack] = [e for e in ctx.unclaimed(ctx.log.of(CppStack))
                              if ctx.match("nccl-watchdog-frame", e.text) is not None]
     terms: list[CppTerminate] = ctx.unclaimed(ctx.log.of(CppTerminate))
+    stack_lines = sorted(s.line for s in stack)
     timeout_terms = [
         t for t in terms
         if ctx.match("nccl-collective-timeout", t.what) is not None
-        or ("DistBackendError" in (t.exc_type or "") and _after_watchdog_stack(t, stack))
+        or ("DistBackendError" in (t.exc_type or "") and _after_watchdog_stack(t, stack_lines))
     ]
     # `what():` on the line after the terminate belongs to it.
+    # By line (a scan of every terminate per terminate, and a list membership test, made this
+    # quadratic on a log of many aborts); "already taken" compares only within the line, since
+    # equal events have equal lines.
+    by_line: dict[int, list[CppTerminate]] = {}
+    for x in terms:
+        by_line.setdefault(x.line, []).append(x)
+    taken: dict[int, list[CppTerminate]] = {}
+    for t in timeout_terms:
+        taken.setdefault(t.line, []).append(t)
     for t in list(timeout_terms):
-        timeout_terms.extend(x for x in terms if x.line == t.line + 1 and not x.exc_type and x not in timeout_terms)
+        for x in by_line.get(t.line + 1, ()):
+            if not x.exc_type and x not in taken.get(x.line, ()):
+                timeout_terms.append(x)
+                taken.setdefault(x.line, []).append(x)
     if stack or timeout_terms:
         evs: list[Event] = [*stack, *timeout_terms]
         if found:

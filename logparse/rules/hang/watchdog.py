@@ -10,6 +10,7 @@ from logparse.model.findings import Finding
 from logparse.rules.context import RuleContext
 from logparse.rules.hang.jit import open_jit
 from logparse.rules.registry import rule
+from logparse.run.launches import within
 
 
 @rule(
@@ -61,14 +62,17 @@ def watchdog_timeout(ctx: RuleContext) -> Iterator[Finding]:
             items.append((Event(line=hit.line, end_line=hit.line), timeout if isinstance(timeout, float) else None,
                           hit.fields.get("soft", "").lower() == "true", str(hit.fields.get("process") or "Scheduler")))
     for ev, timeout, soft, who in items:
+        # The lists are in file order: the lines near the watchdog's are a bisected slice (a scan
+        # of every dump and py-spy line per watchdog line was quadratic on a log of many kills).
         near = [
-            d for d in dumps if abs(d.line - ev.line) <= 20 and (d.rank == ev.rank or not ev.rank)
+            d for d in within(dumps, ev.line - 20, ev.line + 20) if d.rank == ev.rank or not ev.rank
         ]
         size = next((d.batch_size for d in near if d.batch_size is not None), None)
+        pyspy_near = within(pyspy, ev.line - 30, ev.line + 30)
         extra: list[Event] = (
             near[:2]
-            + [p for p in pyspy if abs(p.line - ev.line) <= 30][:2]
-            + [d for d in debug if abs(d.line - ev.line) <= 30][:1]
+            + pyspy_near[:2]
+            + within(debug, ev.line - 30, ev.line + 30)[:1]
         )
         t = f"{timeout:g} s" if timeout is not None else "the watchdog timeout"
         batch = (
@@ -84,14 +88,14 @@ def watchdog_timeout(ctx: RuleContext) -> Iterator[Finding]:
             hints.append(
                 f"a {j.library} JIT compile ({j.name}) began on line {j.line} and never finished — the likely stall"
             )
-        if any(abs(p.line - ev.line) <= 30 for p in pyspy):
+        if pyspy_near:
             hints.append("py-spy is not installed, so no stack dump was taken")
         if hints:
             message += "; " + "; ".join(hints)
         remedy_parts = [
             "read the debug dump / py-spy stacks printed before the kill to see where it is stuck"
         ]
-        if any(abs(p.line - ev.line) <= 30 for p in pyspy):
+        if pyspy_near:
             remedy_parts.append("`pip install py-spy` so the next timeout dumps the stacks")
         if jit_open:
             remedy_parts.append("warm the JIT cache before serving (see jit-compile-stall)")

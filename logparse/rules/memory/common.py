@@ -34,9 +34,30 @@ def for_rank(events: list[Any], rank: str | None) -> Any:
     return (same or events or [None])[0]
 
 
+def _first_for_rank(ctx: RuleContext, kind: str, rank: str | None) -> Any:
+    """`for_rank` over the log's weight-load begins or (uncommitted) ends, from a rank → first
+    event table built once per context and event list: asked per finding, a filter of the whole
+    log each time was findings x events."""
+    events_now = ctx.log.events
+    key = (id(events_now), len(events_now))
+    tables: dict[str, tuple[tuple[int, int], dict[str | None, Any], Any]] = ctx.__dict__.setdefault(
+        "_weight_load_firsts", {})
+    hit = tables.get(kind)
+    if hit is None or hit[0] != key:
+        if kind == "end":
+            events = [e for e in ctx.log.of(WeightLoadEnd) if not e.committed_after_capture]
+        else:
+            events = ctx.log.of(WeightLoadBegin)
+        firsts: dict[str | None, Any] = {}
+        for e in events:
+            firsts.setdefault(e.rank, e)
+        hit = tables[kind] = (key, firsts, events[0] if events else None)
+    return hit[1].get(rank, hit[2])
+
+
 def _weight_load(ctx: RuleContext, rank: str | None) -> tuple[Any, Any]:
-    end = for_rank([e for e in ctx.log.of(WeightLoadEnd) if not e.committed_after_capture], rank)
-    begin = for_rank(ctx.log.of(WeightLoadBegin), rank)
+    end = _first_for_rank(ctx, "end", rank)
+    begin = _first_for_rank(ctx, "begin", rank)
     return begin, end
 
 
