@@ -164,6 +164,12 @@ CLASSIFIED = [
     ("torch==2.5.1", "pip"),
     ("sglang @ file:///sgl-workspace/sglang/python", "pip"),
     ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID", "shell-output"),
+    # rocm-smi --showtopo's matrix rows: sgl-project/sglang#38849 (check_env's `AMD Topology:`, MI300X)
+    # and ROCm/rocm_smi_lib#108 (weight and link-type matrices), verbatim
+    ("GPU0   0            XGMI         XGMI         XGMI         XGMI         XGMI         XGMI         XGMI",
+     "shell-output"),
+    ("GPU0   0            52           52           52           ", "shell-output"),
+    ("GPU1   PCIE         0            PCIE         PCIE         ", "shell-output"),
     ("GPU0\t X \tNV18\t0-95,192-287\t0\t\tN/A", "shell-output"),
     ("  NV#  = Connection traversing a bonded set of # NVLinks", "shell-output"),
     ("real\t0m12.345s", "shell-output"),
@@ -320,6 +326,8 @@ UNCLASSIFIED = [
     # a message's own tail at a word boundary is not a cut inside a word
     "avail mem=7.84 GB",
     "Traceback",
+    # a GPU named before words is a message, not a matrix row
+    "GPU0 0 is busy",
 ]
 
 

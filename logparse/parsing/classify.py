@@ -105,6 +105,10 @@ _SHELL_OUTPUT = lazy_compile(
     r"|(?:GPU|NIC)\d+(?:\s+(?:X|NV\d+|SYS|NODE|PHB|PXB|PIX))+(?:\s+(?:[\d,-]+|N/A))*\s*$"
     r"|\s*(?:X|SYS|NODE|PHB|PXB|PIX|NV#) += \S.*$"
     r"|NIC Legend:\s*$|\s*NIC\d+: \w+\s*$"
+    # `rocm-smi --showtopo` (in SGLang's check_env on ROCm, `AMD Topology:`): the rows of its
+    # weight / hops / link-type matrices, `GPU0   0   XGMI   XGMI`, `GPU1   52   0   52` (the
+    # header row and `=== … ===` banners are known already); cells are numbers or link types only
+    r"|GPU\d+(?:[ \t]+(?:\d+|XGMI|PCIE|N/A))+\s*$"
     # ninja's build steps (a JIT build of flashinfer / sgl-kernel / DeepGEMM): `[3/12] /usr/local/cuda/bin/nvcc …`
     r"|\[\d+/\d+\] (?:/\S+ |(?:c\+\+|g\+\+|gcc|clang(?:\+\+)?|nvcc|hipcc|ld|ar|Building|Linking|Compiling) )"
     # `tail`/`head` on several files: `==> sglang.log <==`; docker compose's `Attaching to sglang-1, router-1`
