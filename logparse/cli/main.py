@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # First, before click and the rest: the garbage collector stays off while the CLI's modules load
 # (cli/startup.py; the imports below come after this call on purpose, hence E402).
-from logparse.cli.startup import command_done, command_starts, pause_gc, resume_gc
+from logparse.cli.startup import command_done, command_starts, freeze_for_exit, pause_gc, resume_gc
 
 pause_gc()
 
@@ -258,6 +258,7 @@ def analyze(paths: tuple[str, ...], fmt: str, jobs: int, no_redact: bool = False
         analyses = [analyze_log(merge_logs([parse_file(f, jobs=jobs, window=window) for f in files]))]
     else:
         analyses = [run(f, jobs=jobs, window=window) for f in files]
+    freeze_for_exit()
     if fmt == "json":
         from logparse.render.json import write
 
