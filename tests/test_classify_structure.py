@@ -164,6 +164,15 @@ CLASSIFIED = [
     ("torch==2.5.1", "pip"),
     ("sglang @ file:///sgl-workspace/sglang/python", "pip"),
     ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID", "shell-output"),
+    # Ray's logger (tab after the time, ` file.py:N -- `): ray-project/ray#16979 and ray-project/ray#40850, verbatim
+    ("2021-07-14 13:21:23,367\tINFO services.py:1274 -- View the Ray dashboard at http://127.0.0.1:8265",
+     "foreign-logger"),
+    ("2023-11-01 09:30:02,719 INFO worker.py:1458 -- Connecting to existing Ray cluster at address: 192.168.0.107:6379...",
+     "foreign-logger"),
+    # `%(asctime)s %(levelname)s %(message)s`: supervisord in JPCERTCC/LogonTracer#110, verbatim
+    ("2021-04-13 12:14:29,855 INFO success: logontracer entered RUNNING state, process has stayed up for > than 1 "
+     "seconds (startsecs)", "foreign-logger"),
+    ("2021-04-13 12:14:31,453 INFO spawned: 'logontracer' with pid 1043", "foreign-logger"),
     # rocm-smi --showtopo's matrix rows: sgl-project/sglang#38849 (check_env's `AMD Topology:`, MI300X)
     # and ROCm/rocm_smi_lib#108 (weight and link-type matrices), verbatim
     ("GPU0   0            XGMI         XGMI         XGMI         XGMI         XGMI         XGMI         XGMI",
@@ -326,6 +335,8 @@ UNCLASSIFIED = [
     # a message's own tail at a word boundary is not a cut inside a word
     "avail mem=7.84 GB",
     "Traceback",
+    # the bare date-time-level shape takes informational levels only: an error of it stays visible
+    "2021-04-13 12:14:30,450 ERROR exited: worker (exit status 2; not expected)",
     # a GPU named before words is a message, not a matrix row
     "GPU0 0 is busy",
 ]

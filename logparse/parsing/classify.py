@@ -34,7 +34,8 @@ tracebacks and commands still assemble across them):
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
-  `2025-… NAME LEVEL file.py:12 msg`, loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
+  `2025-… NAME LEVEL file.py:12 msg`, Ray's `2025-…\tINFO worker.py:12 -- msg`, a bare `2025-… INFO msg`,
+  loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines);
@@ -163,6 +164,10 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? - [\w.<>-]+ - (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) -(?: |$)"
     # `2025-12-10 05:50:30 NIXL INFO    _api.py:361 msg` (a named component, its level, the file)
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)? [A-Za-z][\w-]* +(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +[\w.-]+\.\w+:\d+ "
+    # Ray's logger (`%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s`, any level: its
+    # ` file.py:N -- ` is distinctive): `2023-11-01 09:30:02,719 INFO worker.py:1458 -- Connecting to …`
+    r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?[ \t]+(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ \t]+"
+    r"[\w.-]+\.py:\d+ -- "
     # loguru's default: `2025-01-01 12:00:00.123 | ERROR    | module:function:12 - msg` (also a
     # sink named `stderr`: `… | ERROR | stderr | msg`)
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)? \| (?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) +\|"
@@ -194,6 +199,11 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|Starting new HTTPS? connection \(\d+\): \S+\s*$"
     r'|https?://\S+ "[A-Z]+ \S+ HTTP/[\d.]+" \d{3} (?:\d+|None)\s*$'
 )
+# `%(asctime)s %(levelname)s %(message)s` (supervisord, many scripts): a date-time, a level, text.
+# Informational levels only, so another program's error of this bare shape stays a gap that shows;
+# tried last, after the cut-line checks: a cut line of sglang-router's Rust tracing has this shape too.
+_BARE_LEVEL_LOGGER = lazy_compile(
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?[ \t]+(?:DEBUG|INFO|WARNING|WARN)[ \t]+\S")
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
 # Also its first line when a string value held a newline and printed it raw (`{'supported': False,
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
@@ -456,4 +466,6 @@ def classify(text: str) -> str | None:
             return kind
     if is_cut_late(body):
         return "cut-line"
+    if _BARE_LEVEL_LOGGER.match(body):
+        return "foreign-logger"
     return None
