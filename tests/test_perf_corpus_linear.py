@@ -114,3 +114,36 @@ def test_launch_at_bisects_as_the_scan_did() -> None:
             assert launch_at(launches, line, firsts) is launch_at(launches, line), (bounds, line)  # type: ignore[arg-type]
     overlapping = [attempt(1, 10), attempt(5, 20)]
     assert disjoint_firsts(overlapping) is None  # type: ignore[arg-type]
+
+
+def test_repeated_commands_are_split_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pasted session repeats its commands: each distinct command line is split by `shlex`
+    once (`grammar.transform.startup.shell_split`), so 4x the repeats is not 4x the splits."""
+    import shlex
+
+    from logparse.grammar.transform import startup
+    from logparse.parsing.pipeline import parse_file
+
+    if not any(_SHARED.glob("*.log")):
+        pytest.skip("no shared-dev corpus copy")
+    calls = Counter[str]()
+    original = shlex.split
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls["split"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(shlex, "split", counted)
+    seen = []
+    for repeats in (2, 8):
+        path = tmp_path / f"r{repeats}.log"
+        _corpus(path, repeats)
+        clear = getattr(getattr(startup, "shell_split", None), "cache_clear", None)
+        if clear is not None:
+            clear()
+        calls.clear()
+        parse_file(str(path), jobs=1)
+        seen.append(calls["split"])
+    small, large = seen
+    assert small > 0
+    assert large <= 1.25 * small, (small, large)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from logparse.grammar.transform.startup import _parse_command
+from logparse.grammar.transform.startup import _parse_command, shell_split
 from logparse.model.events import (
     CommandContinuation,
     LaunchCommand,
@@ -35,10 +35,8 @@ _DOCKER_ENV_OPTS = ("-e", "--env")
 def words_of(text: str) -> list[str]:
     """Shell words of a command line (quotes removed); a cut line with an open quote is split on
     blanks instead of failing."""
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
+    words = shell_split(text)
+    return list(words) if words is not None else text.split()
 
 
 def _assignment(word: str) -> tuple[str, str] | None:
