@@ -111,6 +111,14 @@ def startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
     return {rank: list(phases) for rank, phases in cached[1].items()}
 
 
+# The event classes `_startup_phases` reads (each branch's isinstance), and which classes are one.
+_PHASE_CLASSES: tuple[type, ...] = (
+    ProgressBar, DistInitBegin, DistInitEnd, WeightLoadBegin, WeightLoadEnd, KvCacheAllocated,
+    MemoryPoolEnd, CaptureBegin, CaptureEnd, KnownMessage, UvicornLifecycle, ServerReady,
+)
+_PHASE_RELEVANT: dict[type, bool] = {}
+
+
 def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
     open_: dict[tuple[str, str], Phase] = {}
     done: dict[str, list[Phase]] = {}
@@ -136,7 +144,16 @@ def _startup_phases(log: ParsedLog) -> dict[str, list[Phase]]:
         for rank, open_name in [k for k in open_ if k[1] == name]:
             end(open_name, rank, e)
 
+    relevant = _PHASE_RELEVANT
     for e in log.events:
+        # Most events are of no class below: one dict lookup by class instead of the whole
+        # isinstance chain (asked per attempt, over every event of the log in all).
+        cls = type(e)
+        known = relevant.get(cls)
+        if known is None:
+            known = relevant[cls] = issubclass(cls, _PHASE_CLASSES)
+        if not known:
+            continue
         rank = e.rank or MAIN
         if isinstance(e, ProgressBar):
             if e.elapsed_s is not None:
