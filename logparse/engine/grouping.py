@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from logparse.model.findings import Evidence, Finding
+from logparse.model.linesets import LineSet
 from logparse.run.ranks import rank_key, rank_range
 from logparse.run.vocab import severity_rank
 
@@ -74,7 +75,7 @@ def _merge(members: list[Finding]) -> Finding:
         first_line=first.first_line,
         consequence=first.consequence,
         fingerprint=first.fingerprint,
-        claims=set().union(*(f.claims for f in members)),
+        claims=LineSet().union(*(f.claims for f in members)),
         count=count,
         stage=first.stage,
     )

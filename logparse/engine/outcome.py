@@ -15,6 +15,7 @@ from logparse.engine.roles import declared_stage, role_of
 from logparse.engine.rootcause import pick_root
 from logparse.model.events import ExceptionLine, KnownMessage, ServerReady, Severity, Traceback
 from logparse.model.findings import Finding
+from logparse.model.linesets import LineSet
 from logparse.run.launches import within
 from logparse.run.readiness import user_interrupt, warmup_answered_line
 from logparse.run.spacing import holds_text
@@ -83,7 +84,7 @@ def attempt_outcome(lc: Lifecycle, every: list[Finding], root: Finding | None) -
 
 def _main_top_level_traceback(log: ParsedLog, found: list[Finding]) -> Traceback | None:
     """The first traceback a finding claims that is the main program's, raised to its top level."""
-    claimed = {n for f in found for n in f.claims}
+    claimed = LineSet().union(*(f.claims for f in found))
     return next((tb for tb in log.of(Traceback) if tb.line in claimed and main_top_level(tb)
                  and not user_interrupt(log, tb)), None)
 
@@ -106,7 +107,7 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int, *, 
     error/consequence finding explains, or a wrapper saying the server process died (after `up`,
     the first line showing the server up, when there is one: before it, a retry came up)."""
     lines = [e.line for e in within(log.shared(*FATAL_EVENTS), start, end)]
-    claimed = {n for f in failing for n in f.claims}
+    claimed = LineSet().union(*(f.claims for f in failing))
     # A thread died (0.2.x's warmup thread on a bad answer): its process goes on. A rule that stands
     # for a process ending (`crash`) still counts through its finding below.
     threads = [(tb.line, tb.end_line or tb.line) for tb in within(log.shared(Traceback), start, end)
@@ -167,8 +168,10 @@ def _crash_traceback(log: ParsedLog, f: Finding | None, crash: int) -> Traceback
     if f is not None:
         if not f.claims:
             return None
-        lo = bisect_left(tbs, min(f.claims), key=lambda tb: tb.line)
-        hi = bisect_right(tbs, max(f.claims), lo=lo, key=lambda tb: tb.line)
+        claims = f.claims
+        first, last = claims.span() if isinstance(claims, LineSet) else (min(claims), max(claims))
+        lo = bisect_left(tbs, first, key=lambda tb: tb.line)
+        hi = bisect_right(tbs, last, lo=lo, key=lambda tb: tb.line)
         return next((tb for tb in tbs[lo:hi] if tb.line in f.claims), None)
     # The first traceback with line <= crash <= end: the running maximum of the ends is sorted,
     # and its first index at or past the crash is the first traceback whose own end is.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from logparse.engine.roles import role_of
 from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Evidence, Finding
+from logparse.model.linesets import LineSet
 from logparse.run.launches import within
 from logparse.run.verdicts import echoes_failure_elsewhere, is_wrapper_verdict
 from logparse.run.vocab import CONSEQUENCE_EVENTS
@@ -66,7 +67,7 @@ def attach_consequence_lines(
     """SGLang's reaction to the root failure (sigquit, scheduler dead, exit code, the self-kill's
     `Killed`) is listed under the root cause: as evidence, with the lines in data. Lines another
     finding explains (e.g. a bare `Killed` that host-oom claims) are not SGLang's reaction."""
-    explained = {n for f in findings for n in f.claims} | {n for f in root.consequences for n in f.claims}
+    explained = LineSet().union(*(f.claims for f in findings), *(f.claims for f in root.consequences))
     lines = [e.line for e in within(log.shared(*CONSEQUENCE_EVENTS), start, end) if e.line not in explained]
     # A parent's echo of the failure (`Initialization failed. Please see the error messages above.`)
     # and a wrapper's verdict on the start-up (`Server process terminated unexpectedly.`) are the

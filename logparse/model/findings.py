@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logparse.model.events import Severity
+from logparse.model.linesets import LineSet
 
 __all__ = ["Evidence", "Finding", "Severity"]
 
@@ -42,7 +43,8 @@ class Finding:
     # Identity for grouping repeats (same exception and frames on several ranks → one finding).
     fingerprint: str | None = None
     # Line numbers of the events this finding explains (a fallback rule skips claimed events).
-    claims: set[int] = field(default_factory=set)
+    # A LineSet (ranges) from the rule context; a plain set of ints is accepted too.
+    claims: LineSet | set[int] = field(default_factory=LineSet)
     count: int = 1  # how many occurrences were grouped into this finding
     # Where in the run's life this occurrence happened, when the rule knows better than its declared
     # stage (a CUDA OOM during weight loading is a start-up failure; during decode it is not).

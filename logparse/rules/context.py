@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from logparse.model.events import Event, ExceptionLine, Severity, Traceback
 from logparse.model.findings import Evidence, Finding
+from logparse.model.linesets import LineSet
 from logparse.model.text import mask_numbers
 from logparse.parsing.candidates import message_candidates
 from logparse.rules.registry import REGISTRY
@@ -80,13 +81,14 @@ class RuleContext:
     never compared or printed, and @dataclass's generated methods cost start-up."""
 
     def __init__(self, log: ParsedLog, views: Views, config: dict[str, Any] | None = None,
-                 claimed: set[int] | None = None, findings: list[Finding] | None = None) -> None:
+                 claimed: LineSet | None = None, findings: list[Finding] | None = None) -> None:
         self.log = log
         self.views = views
         # per-rule thresholds: {'spec-low-acceptance': {...}}
         self.config: dict[str, Any] = {} if config is None else config
         # line numbers of events a finding already explains
-        self.claimed: set[int] = set() if claimed is None else claimed
+        # (ranges, not a set of ints: a traceback's every line is claimed, and they add up)
+        self.claimed: LineSet = LineSet() if claimed is None else claimed
         # Findings of the rules that ran before (fallback rules see every specific rule's findings).
         self.findings: list[Finding] = [] if findings is None else findings
 
@@ -367,9 +369,7 @@ class RuleContext:
             stage=stage,
         )
         if claim:
-            claims: set[int] = set()
-            for a, b in ranges:
-                claims.update(range(a, b + 1))
+            claims = LineSet.of_ranges(ranges)
             f.claims = claims
             self.claimed |= claims
         return f
