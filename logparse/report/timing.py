@@ -82,8 +82,16 @@ def _r(v: float | None, nd: int = 2) -> float | None:
     return None if v is None else round(v, nd)
 
 
-def phase_rows(seg: Launch, t0: datetime | None) -> dict[str, list[dict[str, Any]]]:
-    phases = startup_phases(seg)  # type: ignore[arg-type]
+def phase_rows(
+    seg: Launch, t0: datetime | None, known: dict[str, list[Phase]] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """`known`: the launch's phases when the caller has them (a Lifecycle's, computed once for
+    the summary; at 1M failure-heavy lines another pass over the launch's events costs ~0.1 s).
+    They are copied: the draft loads are appended below."""
+    if known is None:
+        phases = startup_phases(seg)  # type: ignore[arg-type]
+    else:
+        phases = {rank: list(ps) for rank, ps in known.items()}
     for rank, p in _draft_loads(seg).items():
         phases.setdefault(rank, []).append(p)
     out: dict[str, list[dict[str, Any]]] = {}
@@ -437,7 +445,7 @@ def timing_section(analysis: Analysis, gap_threshold_s: float = DEFAULT_GAP_S) -
     lc: Lifecycle = run.startup  # the attempt whose phases are shown
     seg, launches = lc.launch, len(run.launches)
     t0 = lc.t0
-    ranks = phase_rows(seg, t0)
+    ranks = phase_rows(seg, t0, lc.phases)  # lc.phases is startup_phases(lc.launch), kept
     progress = progress_runs(log, ranks, (seg.start, seg.end))
     # Readiness is the last attempt's (the file's outcome); its line and time when it is also the
     # attempt whose phases are shown.
