@@ -4,6 +4,7 @@ its size follows the runs of claimed lines, not the lines (a set of ints grew wi
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,3 +51,26 @@ def test_held_size_follows_the_runs_not_the_lines() -> None:
     long_run = LineSet.of_ranges([(1, 1_000_000)])
     assert list(one_run.ranges()) == [(1, 10)] and list(long_run.ranges()) == [(1, 1_000_000)]
     assert _claimed_ranges(100) == 100 and _claimed_ranges(1000) == 1000
+
+
+def _traceback_log(path: Any, frames: int) -> None:
+    lines = ["[2026-04-14 10:00:00] server_args=ServerArgs(tp_size=1)", "Traceback (most recent call last):"]
+    for i in range(frames):
+        lines += [f'  File "/srv/mod{i}.py", line {i + 1}, in f{i}', f"    g{i}()"]
+    lines.append("RuntimeError: CUDA error: an illegal memory access was encountered")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_longer_traceback_claims_no_more_ranges(tmp_path: Any) -> None:
+    """Claims held by an analysis: the same number of ranges whatever the traceback's length (a set
+    of ints held one entry per frame line)."""
+    from logparse.engine.core import analyze
+
+    held = []
+    for frames in (20, 400):
+        path = tmp_path / f"tb{frames}.log"
+        _traceback_log(path, frames)
+        found = analyze(str(path), jobs=1).all_findings()
+        assert found and any(len(f.claims) > 2 * frames for f in found)
+        held.append(sum(len(list(f.claims.ranges())) for f in found))  # type: ignore[union-attr]
+    assert held[0] == held[1]
