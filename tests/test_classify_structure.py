@@ -173,6 +173,19 @@ CLASSIFIED = [
     ("2021-04-13 12:14:29,855 INFO success: logontracer entered RUNNING state, process has stayed up for > than 1 "
      "seconds (startsecs)", "foreign-logger"),
     ("2021-04-13 12:14:31,453 INFO spawned: 'logontracer' with pid 1043", "foreign-logger"),
+    # TensorFlow's / XLA's C++ log and TF's advice line: ray-project/ray#40758, tensorflow/tensorflow#56561,
+    # jax-ml/jax#4754, google/deepvariant#631, verbatim
+    ("2023-10-31 10:09:35.485444: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could "
+     "not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such "
+     "file or directory; LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64", "foreign-logger"),
+    ("2022-06-24 10:17:54.733536: I tensorflow/core/platform/cpu_feature_guard.cc:193] This TensorFlow binary is "
+     "optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in "
+     "performance-critical operations:  AVX2 FMA", "foreign-logger"),
+    ("2020-11-02 15:21:09.722910: I external/org_tensorflow/tensorflow/compiler/xla/service/service.cc:168] XLA "
+     "service 0x5584db0a9600 initialized for platform Interpreter (this does not guarantee that XLA will be used). "
+     "Devices:", "foreign-logger"),
+    ("To enable them in other operations, rebuild TensorFlow with the appropriate compiler flags.", "library-text"),
+    ("  To enable them in other operations, rebuild TensorFlow with the appropriate compiler flags.", "library-text"),
     # rocm-smi --showtopo's matrix rows: sgl-project/sglang#38849 (check_env's `AMD Topology:`, MI300X)
     # and ROCm/rocm_smi_lib#108 (weight and link-type matrices), verbatim
     ("GPU0   0            XGMI         XGMI         XGMI         XGMI         XGMI         XGMI         XGMI",

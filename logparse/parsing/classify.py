@@ -37,7 +37,7 @@ tracebacks and commands still assemble across them):
   `2025-… NAME LEVEL file.py:12 msg`, Ray's `2025-…\tINFO worker.py:12 -- msg`, a bare `2025-… INFO msg`,
   loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
-  a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
+  TensorFlow's / XLA's `2025-… .123456: I tensorflow/….cc:12] msg`, a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
@@ -158,6 +158,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # install (`W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] …`);
     # glog ≥ 0.7 prints the year too (`I20250516 09:00:52.199445 45697 transfer_engine.cpp:44] …`)
     r'|"?[IWEF](?:\d{4})?\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
+    # TensorFlow's / XLA's C++ log (JAX, TF imported by a dependency): `2023-10-31 10:09:34.713036: I
+    # tensorflow/core/platform/cpu_feature_guard.cc:193] …`, `… W external/org_tensorflow/…/service.cc:168] …`
+    r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+: [IWEF] [\w./-]+\.\w+:\d+\] "
     # `file.py:123 - msg` (a logger whose format is `%(filename)s:%(lineno)d - %(message)s`)
     r"|[\w.-]+\.py:\d+ - \S"
     # `2025-04-03 12:06:29,258 - __main__ - INFO - msg` (`%(asctime)s - %(name)s - %(levelname)s - …`)
@@ -224,6 +227,9 @@ _JSON = lazy_compile(
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
 _LIBRARY_TEXT = lazy_compile(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
+    # TensorFlow's advice after its CPU-feature line (both wordings)
+    r"|To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow with the "
+    r"appropriate compiler flags\.\s*$"
     r"|For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     r"|Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions"
     # A CUDA device-side assertion, as the device runtime prints it (often split over two lines):
