@@ -37,7 +37,8 @@ tracebacks and commands still assemble across them):
   `2025-… NAME LEVEL file.py:12 msg`, Ray's `2025-…\tINFO worker.py:12 -- msg`, a bare `2025-… INFO msg`,
   loguru's `2025-… | LEVEL | …`, `LEVEL [module] msg`, UCX's `[1784273406.68] [host:pid:0]
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
-  TensorFlow's / XLA's `2025-… .123456: I tensorflow/….cc:12] msg`, a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
+  TensorFlow's / XLA's `2025-… .123456: I tensorflow/….cc:12] msg`,
+  a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
