@@ -24,7 +24,7 @@ from logparse.model.events import (
 )
 from logparse.parsing.columns import epoch
 from logparse.run.launches import Launch
-from logparse.run.model import Lifecycle, run_of, run_segments
+from logparse.run.model import Lifecycle, SegmentIndex, run_of, run_segments
 from logparse.run.ranks import rank_key
 from logparse.run.timeline import MAIN, PHASES, Phase, rel_s, startup_phases
 
@@ -273,10 +273,7 @@ def unlogged_gaps(
     threshold_s: float,
 ) -> dict[str, Any]:
     """Gaps longer than the threshold between consecutive timestamped lines of one rank."""
-    segments = run_segments(log)
-
-    def seg(line: int) -> int:
-        return next((i for i, (a, b) in enumerate(segments) if a <= line <= b), len(segments) - 1)
+    seg = SegmentIndex(run_segments(log)).index
 
     items: list[dict[str, Any]] = []
     for rank, a, ta, b, tb in _gap_pairs(log, threshold_s):
