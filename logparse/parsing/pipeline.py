@@ -36,7 +36,7 @@ from logparse.parsing.columns import (
 )
 from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.coverage import Coverage
-from logparse.parsing.records import TracebackAssembler
+from logparse.parsing.records import TracebackAssembler, opening_spacing
 
 if TYPE_CHECKING:
     from logparse.model.window import TimeWindow
@@ -293,8 +293,33 @@ class _Stage2:
         # Kept texts repeat (every rank's traceback frames, a warning per request): identical
         # lines share one string. Bounded: a log of distinct lines only fills it and starts over.
         self._texts_seen: dict[str, str] = {}
+        # The opening lines, held until they say whether the paste is double-spaced (a bounded
+        # look-ahead: at most 2 x OPENING_SPACED_LINES + a few items); None once decided.
+        self._opening: list[Rest] | None = []
+        self._opening_blanks: list[bool] = []
 
     def feed(self, item: Rest) -> None:
+        opening = self._opening
+        if opening is None:
+            self._feed(item)
+            return
+        opening.append(item)
+        cls, kw = item[4], item[5]
+        self._opening_blanks.append(cls is Unparsed and item[3] is None and not str(kw.get("text", "")).strip())
+        decided = opening_spacing(self._opening_blanks, at_end=False)
+        if decided is not None:
+            self._release(decided)
+
+    def _release(self, double_spaced: bool) -> None:
+        opening = self._opening or []
+        self._opening = None
+        self._opening_blanks = []
+        if double_spaced:
+            self.tracebacks.assume_double_spaced()
+        for held in opening:
+            self._feed(held)
+
+    def _feed(self, item: Rest) -> None:
         no, text, wrapper, env, cls, kw = item
         log = self.log
         # Blank lines are not kept (millions of them cost memory, they are no evidence); the
@@ -358,6 +383,8 @@ class _Stage2:
             log.events.extend(finished)
 
     def finish(self) -> None:
+        if self._opening is not None:
+            self._release(bool(opening_spacing(self._opening_blanks, at_end=True)))
         self.log.events.extend(self.commands.finish())
         self.log.events.extend(self.tracebacks.finish())
         self.log.events.extend(self.bench.finish())

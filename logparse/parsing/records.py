@@ -122,6 +122,7 @@ class TracebackAssembler:
         # non-blank lines in a row came right after exactly one blank line.
         self._blank_run = 0
         self._spaced = 0
+        self._opening = False  # spacing assumed from the opening lines, first line not yet seen
 
     # ------------------------------------------------------------------ public API
 
@@ -210,7 +211,22 @@ class TracebackAssembler:
         """Whether the paste puts a blank line between every two lines (the last few did)."""
         return self._spaced >= _DOUBLE_SPACED_RUN
 
+    def assume_double_spaced(self) -> None:
+        """The paste's opening lines showed it double-spaced (`opening_spacing`): read its first
+        lines that way instead of waiting for the run of lines that establishes it."""
+        self._spaced = max(self._spaced, _DOUBLE_SPACED_RUN)
+        self._opening = True
+
     def _spacing(self, blank: bool) -> None:
+        if self._opening:
+            # Blanks before the first line are not the paste's; its first line starts the run.
+            if not blank:
+                self._opening = False
+                self._blank_run = 0
+            return
+        self._count_spacing(blank)
+
+    def _count_spacing(self, blank: bool) -> None:
         if blank:
             self._blank_run += 1
             return
@@ -467,6 +483,40 @@ class TracebackAssembler:
 
 # Non-blank lines in a row after exactly one blank line that make a paste double-spaced.
 _DOUBLE_SPACED_RUN = 4
+# How many non-blank opening lines, each followed by exactly one blank, decide a paste double-spaced
+# before the assembler's own run count would (`opening_spacing`).
+OPENING_SPACED_LINES = 8
+
+
+def opening_spacing(blanks: list[bool], at_end: bool) -> bool | None:
+    """Whether a log's opening lines (True = blank) show a double-spaced paste: every non-blank
+    line followed by exactly one blank. None while undecided (more lines are needed).
+
+    A short excerpt (two lines, a blank after each) never reaches the assembler's run of
+    `_DOUBLE_SPACED_RUN`, so its message continuation lines would read as separate lines; the
+    whole excerpt alternating is the evidence instead. Leading blanks are not the paste's."""
+    lines = 0
+    prev_blank = True
+    started = False
+    for blank in blanks:
+        if not started:
+            if blank:
+                continue
+            started = True
+        if blank and prev_blank:
+            return False  # two blanks in a row: the log's own spacing
+        if not blank and not prev_blank:
+            return False  # two lines in a row: not double-spaced
+        if not blank:
+            lines += 1
+            if lines > OPENING_SPACED_LINES:
+                return True
+        prev_blank = blank
+    if not at_end:
+        return None
+    # At the end of input: a whole excerpt alternating. Two lines need the paste's blank after
+    # the second as well (one blank between two lines is as likely the author's).
+    return lines >= 3 or (lines == 2 and prev_blank)
 
 
 def _is_caret_line(text: str) -> bool:
