@@ -266,6 +266,8 @@ class FailureCallbacks:
         text = head.strip() + (" " + _text(children) if len(children) > 1 else "")
         if head.startswith("[") and "Rank " in head and "]" in head:
             rank = to_int(head[head.rindex("Rank ") + 5 : head.rindex("]")])
+        elif head.startswith("Stack trace"):  # the watchdog's trace of the failed collective: no rank
+            rank = None
         else:  # Gloo `Rank 3 successfully reached monitoredBarrier, …`
             rank = to_int((head.split(" ", 2) + [""])[1])
         # The file and level are in the c10d envelope, which a message callback does not see.
