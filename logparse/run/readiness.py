@@ -89,6 +89,15 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
             found.append(p.line[k])
             break
         seen.add(key)
+    # SGLang prints its ready marker only after the warmup request came back (`_wait_and_warmup`;
+    # with --skip-server-warmup there is none): a prefill batch after the marker is someone else's
+    # request (a PD prefill server shows its traffic only as prefill lines). Uvicorn's start-up
+    # lines are not this marker: the warmup runs after them.
+    marker = within(log.shared(ServerReady), start, end)
+    if marker:
+        after = bisect_right(p.line, marker[0].line, lo, hi)
+        if after < hi:
+            found.append(p.line[after])
     # SGLang's warmup is one request alone: a prefill batch with another request already running or
     # queued is user traffic, even when it is the only prefill line the excerpt kept.
     running, queue = p.column("running", lo, hi), p.column("queue", lo, hi)
