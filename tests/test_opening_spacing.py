@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from logparse.parsing.pipeline import parse_file
 from logparse.parsing.records import OPENING_SPACED_LINES, opening_spacing
 
@@ -46,3 +48,24 @@ def test_message_continuation_survives_double_spacing(tmp_path: Path) -> None:
     assert a.coverage.unparsed == 0
     assert b.coverage.unparsed == a.coverage.unparsed
     assert b.coverage.total == 2 * a.coverage.total
+
+
+def test_leading_blank_lines_do_not_hold_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A log that starts with many blank lines: the opening hold gives up after a bounded number of
+    # items (each decision rescans the hold, so an unbounded one would be quadratic), the log parses.
+    from logparse.parsing import pipeline
+
+    calls = []
+
+    def counted(blanks: list[bool], at_end: bool) -> bool | None:
+        calls.append(len(blanks))
+        return opening_spacing(blanks, at_end)
+
+    monkeypatch.setattr(pipeline, "opening_spacing", counted)
+    path = tmp_path / "blank-start.log"
+    path.write_text("\n" * 5000 + "ValueError: boom\n")
+    log = parse_file(str(path))
+    assert len(calls) <= 2 * OPENING_SPACED_LINES + 64
+    assert max(calls) <= 64
+    assert log.coverage.total == 5001
+    assert log.coverage.unparsed == 0

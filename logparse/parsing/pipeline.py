@@ -47,6 +47,9 @@ MAX_TEXT_CHARS = 64 * 1024 * 1024
 # Envelope styles whose rank tags are SGLang's own (not torch's '[rankN]:' or old '[gpu_id=N]').
 RANK_STYLES = frozenset({"sglang", "time", "cut", "diffusion"})
 MAX_EVIDENCE_LINE = 4096
+# The most stage-2 items held while the opening lines decide a paste's spacing (records.opening_spacing
+# needs 2 x OPENING_SPACED_LINES + 1; the rest allows leading blank lines).
+_OPENING_MAX_ITEMS = 64
 _MAX_SHARED_TEXTS = 100_000  # distinct kept texts remembered for sharing (stage 2)
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 
@@ -294,7 +297,7 @@ class _Stage2:
         # lines share one string. Bounded: a log of distinct lines only fills it and starts over.
         self._texts_seen: dict[str, str] = {}
         # The opening lines, held until they say whether the paste is double-spaced (a bounded
-        # look-ahead: at most 2 x OPENING_SPACED_LINES + a few items); None once decided.
+        # look-ahead: at most _OPENING_MAX_ITEMS items); None once decided.
         self._opening: list[Rest] | None = []
         self._opening_blanks: list[bool] = []
 
@@ -307,6 +310,8 @@ class _Stage2:
         cls, kw = item[4], item[5]
         self._opening_blanks.append(cls is Unparsed and item[3] is None and not str(kw.get("text", "")).strip())
         decided = opening_spacing(self._opening_blanks, at_end=False)
+        if decided is None and len(opening) >= _OPENING_MAX_ITEMS:
+            decided = False  # (a run of leading blanks decides nothing: the hold stays bounded)
         if decided is not None:
             self._release(decided)
 
