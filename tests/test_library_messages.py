@@ -169,15 +169,46 @@ def test_index_is_cached_by_content_and_rebuilt_when_damaged(tmp_path: Path, mon
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     texts = {"pkg": "# h\n# From: x.whl\nWaiting for application startup.\n{} worker number {} has joined the group\n"}
     lines = ["Waiting for application startup.", "rank 3 worker number 42 has joined the group", "Waiting for appl"]
-    first = sourcemsgs._indices(texts)["pkg"]
+    first = sourcemsgs._indices(lambda: texts)["pkg"]
     files = list((tmp_path / "logdiag").glob("sourcemsgs-*.json"))
     assert len(files) == 1
-    cached = sourcemsgs._indices(texts)["pkg"]  # read back from the JSON
+    cached = sourcemsgs._indices(lambda: texts)["pkg"]  # read back from the JSON
     assert [cached.match(x) for x in lines] == [first.match(x) for x in lines] == [True, True, False]
     assert cached.is_cut_prefix("Waiting for applic")
     # Another text is another key; a damaged file is ignored and rewritten.
     files[0].write_text(files[0].read_text().replace('"heads": [', '"heads": [1, '))
-    rebuilt = sourcemsgs._indices(texts)["pkg"]
+    rebuilt = sourcemsgs._indices(lambda: texts)["pkg"]
     assert [rebuilt.match(x) for x in lines] == [True, True, False]
-    other = sourcemsgs._indices({"pkg": texts["pkg"] + "Application startup complete.\n"})["pkg"]
+    other = sourcemsgs._indices(lambda: {"pkg": texts["pkg"] + "Application startup complete.\n"})["pkg"]
     assert other.match("Application startup complete.") and not rebuilt.match("Application startup complete.")
+
+
+def test_files_key_reads_the_files_only_when_they_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logparse.grammar.cache import content_key, files_key
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("Waiting for application startup.\n")
+    b.write_text("{} worker number {} has joined the group\n")
+    reads: list[int] = []
+
+    def parts() -> list[bytes]:
+        reads.append(1)
+        return [b"tag", a.read_bytes(), b.read_bytes()]
+
+    first = files_key("tag", [str(a), str(b)], parts)
+    assert first == content_key([b"tag", a.read_bytes(), b.read_bytes()]) and len(reads) == 1
+    assert files_key("tag", [str(a), str(b)], parts) == first and len(reads) == 1  # unchanged: not read
+    # Rewritten with the same text (a reinstall): read again, and the same content key.
+    a.write_text("Waiting for application startup.\n")
+    import os
+    os.utime(a, ns=(a.stat().st_atime_ns, a.stat().st_mtime_ns + 10**9))
+    assert files_key("tag", [str(a), str(b)], parts) == first and len(reads) == 2
+    # An edit is another key, whatever the dates say.
+    stamp = b.stat()
+    b.write_text("{} worker number {} has left the group!\n")
+    os.utime(b, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    changed = files_key("tag", [str(a), str(b)], parts)
+    assert changed != first and len(reads) == 3
+    # A file that is gone: computed from the contents (the caller's parts), nothing remembered.
+    assert files_key("tag", [str(a), str(tmp_path / "missing.txt")], lambda: [b"x"]) == content_key([b"x"])

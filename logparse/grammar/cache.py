@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
@@ -69,6 +69,31 @@ def content_key(parts: Iterable[bytes]) -> str:
         adler = zlib.adler32(part, zlib.adler32(head, adler))
         size += len(part)
     return f"{crc:08x}{adler:08x}{size:x}"
+
+
+def files_key(tag: str, paths: Sequence[str], parts: Callable[[], Iterable[bytes]]) -> str:
+    """`content_key(parts())` for data derived from the files at `paths`, without reading them when
+    they have not changed since a run computed it: the files' identity and change stamps (size,
+    mtime, ctime, inode: what any edit, copy or reinstall changes) name a small entry that holds
+    the content key. The content stays the key (a reinstall of the same files computes the same
+    one, so the derived data is kept); the stamps only spare reading ~1 MB of templates on each
+    run's first unparsed line (~6 ms of a 150 ms run). A file that cannot be stat'ed, or no cache
+    folder, means reading the contents as before."""
+    stamps: list[bytes] = [tag.encode()]
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return content_key(parts())
+        stamps.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}"
+                      .encode("utf-8", "surrogatepass"))
+    fingerprint = content_key(stamps)
+    known = read_data("filekeys", fingerprint)
+    if isinstance(known, str) and known:
+        return known
+    key = content_key(parts())
+    write_data("filekeys", fingerprint, key)
+    return key
 
 
 def _read_bytes(file: str) -> bytes:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -35,7 +36,8 @@ from logparse.grammar.resources import grammar_folder
 from logparse.model.lazyre import lazy_compile
 
 __all__ = ["LibraryMessages", "SourceMessages", "is_cut_library_message", "is_cut_source_message",
-           "is_library_message", "is_source_message", "library_messages", "source_messages"]
+           "is_library_message", "is_source_message", "library_messages", "source_messages",
+           "template_paths", "template_texts"]
 
 FOLDER = "source-messages"  # under the grammar folder
 SGLANG = "sglang.txt"
@@ -292,53 +294,77 @@ class LibraryMessages:
 _CACHE_FORMAT = 1
 
 
-def _indices(texts: dict[str, str]) -> dict[str, SourceMessages]:
-    """One index per file text, from the per-user cache when it was built from these very texts
-    (building SGLang's and the libraries' ~13k templates takes ~0.1 s of a run that meets a line
-    the grammar does not know; loading their JSON a few ms). The key is the content and this
-    module's format number, never a file date; cached data of the wrong shape is rebuilt."""
-    from logparse.grammar.cache import content_key, read_data, write_data
+def _indices(read: Callable[[], dict[str, str]], paths: dict[str, str] | None = None) -> dict[str, SourceMessages]:
+    """One index per template file (`read()`: the texts by package name), from the per-user cache
+    when it was built from these very texts (building SGLang's and the libraries' ~13k templates
+    takes ~0.1 s of a run that meets a line the grammar does not know; loading their JSON a few
+    ms). The key is the content and this module's format number, never a file date; with the
+    files' `paths` (name → path), `cache.files_key` spares reading unchanged files to compute it.
+    Cached data of the wrong shape is rebuilt."""
+    from logparse.grammar.cache import content_key, files_key, read_data, write_data
 
-    # zlib checksums (grammar/cache.content_key), not hashlib: hashlib loads OpenSSL at start-up.
-    parts = [f"sourcemsgs{_CACHE_FORMAT}".encode()]
-    for name, text in sorted(texts.items()):
-        parts += [name.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")]
-    key = content_key(parts)
+    tag = f"sourcemsgs{_CACHE_FORMAT}"
+
+    def parts() -> list[bytes]:
+        # zlib checksums (grammar/cache.content_key), not hashlib: hashlib loads OpenSSL at start-up.
+        out = [tag.encode()]
+        for name, text in sorted(read().items()):
+            out += [name.encode("utf-8", "surrogatepass"), text.encode("utf-8", "surrogatepass")]
+        return out
+
+    key = content_key(parts()) if paths is None else files_key(tag, [paths[n] for n in sorted(paths)], parts)
     cached = read_data("sourcemsgs", key)
-    if (isinstance(cached, dict) and sorted(cached) == sorted(texts)
+    names = sorted(paths) if paths is not None else sorted(read())
+    if (isinstance(cached, dict) and sorted(cached) == names
             and all(SourceMessages.valid_index(v) for v in cached.values())):
         return {name: SourceMessages([], index) for name, index in cached.items()}
+    texts = read()
     built = {name: SourceMessages(text.splitlines()) for name, text in texts.items()}
-    write_data("sourcemsgs", key, {name: m.index() for name, m in built.items()})
+    if paths is None or key == content_key(parts()):  # the files did not change under the build
+        write_data("sourcemsgs", key, {name: m.index() for name, m in built.items()})
     return built
 
 
-def template_texts(library: bool) -> dict[str, str]:
-    """The template files' texts by package name: SGLang's alone, or every other one (also read
-    by `parsing/fragments.py` for its cut-tail index)."""
+@cache
+def _all_template_paths() -> dict[str, str]:
     # os.path, not pathlib: pathlib (with urllib.parse and ipaddress) costs a short run's start-up.
     folder = os.path.join(grammar_folder(), FOLDER)
     if not os.path.isdir(folder):
         return {}
-    out: dict[str, str] = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".txt") and (name != SGLANG) == library:
-            with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                out[name[: -len(".txt")]] = fh.read()
-    return out
+    return {name[: -len(".txt")]: os.path.join(folder, name)
+            for name in sorted(os.listdir(folder)) if name.endswith(".txt")}
+
+
+def template_paths(library: bool) -> dict[str, str]:
+    """The template files' paths by package name: SGLang's alone, or every other one."""
+    sglang = SGLANG[: -len(".txt")]
+    return {name: path for name, path in _all_template_paths().items() if (name != sglang) == library}
+
+
+@cache
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def template_texts(library: bool) -> dict[str, str]:
+    """The template files' texts by package name: SGLang's alone, or every other one (also read
+    by `parsing/fragments.py` for its cut-tail index). Read once a process, and only when an index
+    is (re)built or its key is not known yet."""
+    return {name: _read(path) for name, path in template_paths(library).items()}
 
 
 @cache
 def source_messages() -> SourceMessages:
     """The templates of grammars/source-messages/sglang.txt (read once, on the first unparsed line)."""
-    return _indices(template_texts(library=False)).get(SGLANG[: -len(".txt")]) or SourceMessages([])
+    return _indices(lambda: template_texts(False), template_paths(False)).get(SGLANG[: -len(".txt")]) or SourceMessages([])
 
 
 @cache
 def library_messages() -> LibraryMessages:
     """The templates of the other files of grammars/source-messages/ (read once, on the first
     unparsed line that is not one of SGLang's messages)."""
-    return LibraryMessages.of(_indices(template_texts(library=True)))
+    return LibraryMessages.of(_indices(lambda: template_texts(True), template_paths(True)))
 
 
 def is_source_message(text: str) -> bool:

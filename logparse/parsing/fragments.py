@@ -91,17 +91,21 @@ def _index() -> dict[str, Any]:
     (`heads`), from the per-user cache when it was built from these very files (building takes
     ~80 ms of a run that meets such a line, loading a few ms)."""
     # The same files `grammar/sourcemsgs.py` indexes (SGLang's and every library's).
-    from logparse.grammar.cache import content_key, read_data, write_data
-    from logparse.grammar.sourcemsgs import template_texts
+    from logparse.grammar.cache import files_key, read_data, write_data
+    from logparse.grammar.sourcemsgs import template_paths, template_texts
 
-    texts = [text for library in (False, True) for _, text in sorted(template_texts(library).items())]
-    key = content_key([f"cuttails{_CACHE_FORMAT}".encode(), *(t.encode("utf-8", "surrogatepass") for t in texts)])
+    def texts() -> list[str]:
+        return [text for library in (False, True) for _, text in sorted(template_texts(library).items())]
+
+    tag = f"cuttails{_CACHE_FORMAT}"
+    paths = [path for library in (False, True) for _, path in sorted(template_paths(library).items())]
+    key = files_key(tag, paths, lambda: [tag.encode(), *(t.encode("utf-8", "surrogatepass") for t in texts())])
     cached = read_data("cuttails", key)
     if (isinstance(cached, dict) and isinstance(cached.get("tails"), list) and isinstance(cached.get("heads"), dict)
             and all(isinstance(t, str) for t in cached["tails"])
             and all(isinstance(v, list) and all(isinstance(h, str) for h in v) for v in cached["heads"].values())):
         return cached
-    lines = _template_lines(texts)
+    lines = _template_lines(texts())
     built = {"tails": sorted({_masked(t)[::-1] for t in lines}), "heads": _heads_by_word(lines)}
     write_data("cuttails", key, built)
     return built
