@@ -49,12 +49,19 @@ if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
 
 
+def ready_marker(log: ParsedLog, start: int, end: int) -> Event | None:
+    """SGLang's own ready marker (`The server is fired up and ready to roll!`) in the range: printed
+    only once the warmup request came back, unlike uvicorn's start-up lines."""
+    marker = within(log.shared(ServerReady), start, end)
+    return marker[0] if marker else None  # type: ignore[no-any-return]
+
+
 def ready_event(log: ParsedLog, start: int, end: int) -> Event | None:
     """The line that shows the server was ready: SGLang's ready marker, else uvicorn running /
     application startup complete (releases and excerpts without the marker)."""
-    marker = within(log.shared(ServerReady), start, end)
-    if marker:
-        return marker[0]  # type: ignore[no-any-return]
+    marker = ready_marker(log, start, end)
+    if marker is not None:
+        return marker
     for e in within(log.shared(UvicornLifecycle), start, end):
         if e.stage in READY_STAGES:
             return e  # type: ignore[no-any-return]
@@ -93,9 +100,9 @@ def traffic_line(log: ParsedLog, start: int, end: int) -> int | None:
     # with --skip-server-warmup there is none): a prefill batch after the marker is someone else's
     # request (a PD prefill server shows its traffic only as prefill lines). Uvicorn's start-up
     # lines are not this marker: the warmup runs after them.
-    marker = within(log.shared(ServerReady), start, end)
-    if marker:
-        after = bisect_right(p.line, marker[0].line, lo, hi)
+    marker = ready_marker(log, start, end)
+    if marker is not None:
+        after = bisect_right(p.line, marker.line, lo, hi)
         if after < hi:
             found.append(p.line[after])
     # SGLang's warmup is one request alone: a prefill batch with another request already running or
