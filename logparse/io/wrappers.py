@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from logparse.model.lazyre import lazy_compile
 from logparse.model.numbers import to_int
 
-__all__ = ["Unwrapper", "Wrapper", "bracketed_wrappers"]
+__all__ = ["Unwrapper", "Wrapper", "bracketed_wrappers", "foreign_logger"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,25 @@ class Wrapper:
     level: str | None
     logger: str | None
     stream: str
+
+
+# Logger names that say nothing about the program: the root logger, a script run as `__main__`
+# (`python -m sglang.launch_server` is one), a capture of printed output (FastChat's `stdout`).
+_ANONYMOUS_LOGGERS = frozenset({"root", "__main__", "stdout", "stderr", "print"})
+# The wrapper kinds whose `logger` is a logger's name (custom-logging's is a `file.py:12` location).
+_NAMED_LOGGER_KINDS = frozenset({"python-logging", "rust-tracing"})
+
+
+def foreign_logger(w: Wrapper) -> bool:
+    """Whether the wrapper names another program's logger: a Python logging format's `%(name)s`
+    (`… - INFO - flashinfer.jit: `, `… - modelscope - INFO - `) or Rust tracing's target, outside
+    SGLang's `sglang` package and not an anonymous name. A record under it is that program's,
+    whatever its message says (coverage counts an unparsed one as `foreign-logger`); an unknown
+    message of SGLang's own logger (a custom logging config) stays unknown."""
+    name = w.logger
+    if not name or w.kind not in _NAMED_LOGGER_KINDS or name in _ANONYMOUS_LOGGERS:
+        return False
+    return name.split(".", 1)[0].split("::", 1)[0] != "sglang"
 
 
 _LEVELS = r"DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE"

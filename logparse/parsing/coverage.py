@@ -88,9 +88,11 @@ class Coverage:
         state["_known_lines"] = set()
         return state
 
-    def add_unparsed(self, line_no: int, text: str, enveloped: bool = False) -> None:
+    def add_unparsed(self, line_no: int, text: str, enveloped: bool = False, foreign: bool = False) -> None:
         """Count a line the grammar did not parse (`text`: its message; `enveloped`: a record
-        envelope or a wrapper's level stood before it, so it starts a record of its own)."""
+        envelope or a wrapper's level stood before it, so it starts a record of its own;
+        `foreign`: the wrapper names another program's logger, `io.wrappers.foreign_logger`: a
+        line no kind fits is then that program's record)."""
         memo = self._memo
         hit = memo.get(text)
         if hit is None:
@@ -101,6 +103,9 @@ class Coverage:
                     memo.clear()
                 memo[text] = hit
         kind, key = hit
+        if kind is None and foreign:
+            # The message is not known, but its envelope names the program that wrote it.
+            kind = "foreign-logger"
         if kind is not None:
             self.recognized += 1
             self.classified[kind] += 1
