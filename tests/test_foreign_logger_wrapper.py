@@ -72,3 +72,24 @@ def test_an_sglang_record_inside_a_foreign_envelope_is_still_parsed(tmp_path: Pa
     cov = parse_file(str(path)).coverage
     # (flashinfer's own message: its kind comes from the message, the envelope only fills a gap)
     assert cov.unparsed == 0 and dict(cov.classified) == {"library-source": 1}
+
+
+TORCH_CPP = [
+    # torch's C++ logging (c10d, glog style): real lines from public reports, messages no rule reads
+    "[rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+    "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+    "[rank0]:[W128 08:52:45.414542959 ProcessGroupNCCL.cpp:1524] Warning: WARNING: destroy_process_group() was not "
+    "called before program exit, which can leak resources. For more info, please see "
+    "https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+]
+
+
+@pytest.mark.parametrize("line", TORCH_CPP)
+def test_an_unknown_message_in_torchs_cpp_envelope_is_torchs_record(line: str, tmp_path: Path) -> None:
+    unparsed, classified = _coverage(tmp_path, line)
+    assert (unparsed, classified) == (0, {"foreign-logger": 1})
+
+
+def test_an_unknown_message_in_sglangs_envelope_stays_unknown(tmp_path: Path) -> None:
+    unparsed, classified = _coverage(tmp_path, "[2025-07-12 10:11:12 TP0] A message of a release not read yet 7")
+    assert (unparsed, classified) == (1, {})

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.grammar.build import get_parser
 from logparse.grammar.fastpath import HOT
 from logparse.grammar.transform import Envelope
+from logparse.grammar.transform.envelope import FOREIGN_STYLES
 from logparse.io.reader import ReadReport, line_ranges, read_lines, split_points  # noqa: F401 (re-exported for tests)
 from logparse.io.wrappers import foreign_logger
 from logparse.model import numbers
@@ -366,8 +367,10 @@ class _Stage2:
                 log.events.extend(self.commands.feed(stream, no, None, msg)[0])
                 done = self.tracebacks.feed(no, stream, rank, ts, cls, kw, msg, enveloped=enveloped)
             else:
-                log.coverage.add_unparsed(no, msg, env is not None or bool(level),
-                                          env is None and wrapper is not None and foreign_logger(wrapper))
+                # Another program's record by its envelope or its wrapper's logger name.
+                foreign = (env.style in FOREIGN_STYLES if env is not None
+                           else wrapper is not None and foreign_logger(wrapper))
+                log.coverage.add_unparsed(no, msg, env is not None or bool(level), foreign)
                 # A line after a `\` continues the pasted command, whatever it holds.
                 emitted, absorbed = self.commands.feed(stream, no, None, msg)
                 log.events.extend(emitted)

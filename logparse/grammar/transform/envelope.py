@@ -17,6 +17,12 @@ class Envelope(NamedTuple):
     style: str  # sglang / time / diffusion / cut / vllm / gpu / torch-rank / c10d
 
 
+# Envelope styles that only another program's logger writes: torch's C++ (glog-style c10d lines,
+# `[E304 12:54:52.122900428 ProcessGroupNCCL.cpp:616] `). A line in one is that program's record
+# whatever its message (coverage counts an unknown one as `foreign-logger`). Not vLLM's style:
+# SGLang's own n-gram corpus helper writes the same shape.
+FOREIGN_STYLES = frozenset({"c10d"})
+
 # Every callback receives a list of lark Tokens (from LALR or from the fast path). Callbacks must
 # not use token positions: fast-path tokens have none.
 Children = list[Any]
