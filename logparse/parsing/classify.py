@@ -39,7 +39,8 @@ tracebacks and commands still assemble across them):
   file.c:452 UCX ERROR …`, an HTTP access line `127.0.0.1:39394 - "POST /v1/… HTTP/1.1" 200 OK`,
   TensorFlow's / XLA's `2025-… .123456: I tensorflow/….cc:12] msg`,
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
-  ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines);
+  ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines,
+  LMCache's `LMCache INFO: … (file.py:12:module)`);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
@@ -177,6 +178,11 @@ _FOREIGN_LOGGER = lazy_compile(
     r"|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)? \| (?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) +\|"
     # `INFO [sglang_router] msg`, `WARNING [vllm.config] msg`
     r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \[[\w.-]+\] \S"
+    # LMCache's logger (`[%(asctime)s] LMCache %(levelname)s: %(message)s (%(filename)s:%(lineno)d:%(name)s)`,
+    # an SGLang / vLLM KV-cache connector), its date stripped or not: the closing `(file.py:N:module)` is
+    # distinctive, so any level: `LMCache INFO: Stored 35 out of total 35 tokens. … (cache_engine.py:577:lmcache.v1.cache_engine)`
+    r"|(?:\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)?\] )?LMCache (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): .*"
+    r"\([\w.-]+\.py:\d+:[\w.]+\)\s*$"
     # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
     # `[host:12796:1:13303] Caught signal 11 (…)`
     r"|\[\d{9,}\.\d+\] \[[\w.-]+:\d+:\d+\] +[\w.-]+\.\w+:\d+ +[A-Z]{2,} +[A-Z]+ "

@@ -1,0 +1,38 @@
+"""Line families of real SGLang logs the corpus had not shown (parsing/classify.py), each from the
+program or library that prints it: at least two real lines a family (the thread each comes from in a
+comment; the threads are listed in fixtures/corpus/rule-sources.txt), and near misses of the same shape
+that must stay unrecognized or keep their SGLang meaning."""
+
+from __future__ import annotations
+
+import pytest
+
+from logparse.parsing.classify import classify
+
+
+# LMCache's logger (`[%(asctime)s] LMCache %(levelname)s: %(message)s (%(filename)s:%(lineno)d:%(name)s)`):
+# SGLang's envelope reader takes the bracketed date, so the message often arrives without it.
+LMCACHE = [
+    # LMCache/LMCache#2441 (SGLang with LMCache, its date stripped)
+    "LMCache INFO: LMCache retrieve skipped: lookup=0, offset=0, no new tokens to retrieve "
+    "(sglang_adapter.py:309:lmcache.integration.sglang.sglang_adapter)",
+    "LMCache DEBUG: PinMonitor check: pinned_objects=0, timeout_objects=0, force_unpin_success=0 "
+    "(pin_monitor.py:129:lmcache.v1.pin_monitor)",
+    # LMCache/LMCache#2522 (vLLM's connector, the date kept)
+    "[2026-02-01 23:01:55,853] LMCache WARNING: No LMCache configuration file is set. Trying to read "
+    "configurations from the environment variables. (utils.py:55:lmcache.integration.vllm.utils)",
+]
+NOT_LMCACHE = [
+    "LMCache INFO: stored 3 tokens",  # no `(file.py:N:module)` trailer: not the logger's shape
+    "Using LMCache as the storage backend (lmc_radix_cache.py:12:x)",  # no `LMCache LEVEL:` head
+]
+
+
+@pytest.mark.parametrize("line", LMCACHE)
+def test_lmcache_logger(line: str) -> None:
+    assert classify(line) == "foreign-logger"
+
+
+@pytest.mark.parametrize("line", NOT_LMCACHE)
+def test_not_lmcache_logger(line: str) -> None:
+    assert classify(line) is None
