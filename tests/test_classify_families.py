@@ -36,3 +36,27 @@ def test_lmcache_logger(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_LMCACHE)
 def test_not_lmcache_logger(line: str) -> None:
     assert classify(line) is None
+
+# Ray's C++ logger (raylet, core worker), `[%Y-%m-%d %H:%M:%S,%e %L %P %t] %s:%#: %v`.
+RAY_CPP = [
+    # ray-project/ray#18995
+    "[2021-09-30 05:19:46,712 I 16428 16428] core_worker.cc:145: Constructing CoreWorkerProcess. pid: 16428",
+    # verl-project/verl#472 (after Ray's `(WorkerDict pid=27497)` prefix, which the reader removes)
+    "[2025-03-04 19:28:30,101 E 27110 27110] logging.cc:120: Stack trace:  [repeated 2x across cluster]",
+    # hkust-nlp/simpleRL-reason#25
+    "[2025-02-12 18:54:18,645 E 288692 294596] logging.cc:460:     @     0x7f84f4d47a55         16  std::terminate()",
+]
+NOT_RAY_CPP = [
+    "[2025-03-04 19:28:30,014 E 27497 27497] Unhandled exception",  # no `file.cc:N:` after the envelope
+    "[2025-03-04 19:28:30 TP0] logging.cc:12: x",  # SGLang's envelope has no level and pids
+]
+
+
+@pytest.mark.parametrize("line", RAY_CPP)
+def test_ray_cpp_logger(line: str) -> None:
+    assert classify(line) == "foreign-logger"
+
+
+@pytest.mark.parametrize("line", NOT_RAY_CPP)
+def test_not_ray_cpp_logger(line: str) -> None:
+    assert classify(line) is None

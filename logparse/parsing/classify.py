@@ -40,7 +40,8 @@ tracebacks and commands still assemble across them):
   TensorFlow's / XLA's `2025-… .123456: I tensorflow/….cc:12] msg`,
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines,
-  LMCache's `LMCache INFO: … (file.py:12:module)`);
+  LMCache's `LMCache INFO: … (file.py:12:module)`,
+  Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
@@ -183,6 +184,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # distinctive, so any level: `LMCache INFO: Stored 35 out of total 35 tokens. … (cache_engine.py:577:lmcache.v1.cache_engine)`
     r"|(?:\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:,\d+)?\] )?LMCache (?:DEBUG|INFO|WARNING|ERROR|CRITICAL): .*"
     r"\([\w.-]+\.py:\d+:[\w.]+\)\s*$"
+    # Ray's C++ logger (raylet, core worker; in an actor's lines after `(Actor pid=N)`): `[2021-09-30
+    # 05:19:46,712 I 16428 16428] core_worker.cc:145: Constructing CoreWorkerProcess. pid: 16428`, any level
+    r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} [DIWEF] \d+ \d+\] [\w.-]+\.(?:cc|cpp|h):\d+: "
     # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
     # `[host:12796:1:13303] Caught signal 11 (…)`
     r"|\[\d{9,}\.\d+\] \[[\w.-]+:\d+:\d+\] +[\w.-]+\.\w+:\d+ +[A-Z]{2,} +[A-Z]+ "
