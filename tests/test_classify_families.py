@@ -60,3 +60,25 @@ def test_ray_cpp_logger(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_RAY_CPP)
 def test_not_ray_cpp_logger(line: str) -> None:
     assert classify(line) is None
+
+# Ascend's memfabric transfer adapter (SGLang's PD disaggregation on NPU): a date, a lower-case level,
+# the pid, `[MODULE file.cpp:N]`.
+MEMFABRIC = [
+    # sgl-project/sgl-kernel-npu#72 (one thread; two modules of the library)
+    "2025-09-04 08:38:53.009710 info 13949 [ADAPTER pytransfer.cpp:53] Get rpcPort is 16342",
+    "2025-09-04 08:38:53.16736 info 13949 [HyBM devmm_svm_gva.cpp:268] gva alloc heap. (size=0x40000",
+]
+NOT_MEMFABRIC = [
+    "2025-09-04 08:38:53.009710 info 13949 Get rpcPort is 16342",  # no `[MODULE file.cpp:N]`
+    "2025-09-04 08:38:53.009710 info 13949 [ADAPTER] Get rpcPort is 16342",  # no file and line
+]
+
+
+@pytest.mark.parametrize("line", MEMFABRIC)
+def test_memfabric_logger(line: str) -> None:
+    assert classify(line) == "foreign-logger"
+
+
+@pytest.mark.parametrize("line", NOT_MEMFABRIC)
+def test_not_memfabric_logger(line: str) -> None:
+    assert classify(line) is None

@@ -41,7 +41,8 @@ tracebacks and commands still assemble across them):
   a native backtrace frame `[bt] (1) lib.so(+0x5af51) [0x7f…]` / ` 3  /lib/libc.so.6(+0x1a07cd) [0x7f…]`,
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines,
   LMCache's `LMCache INFO: … (file.py:12:module)`,
-  Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`);
+  Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`,
+  Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
@@ -187,6 +188,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # Ray's C++ logger (raylet, core worker; in an actor's lines after `(Actor pid=N)`): `[2021-09-30
     # 05:19:46,712 I 16428 16428] core_worker.cc:145: Constructing CoreWorkerProcess. pid: 16428`, any level
     r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} [DIWEF] \d+ \d+\] [\w.-]+\.(?:cc|cpp|h):\d+: "
+    # Ascend's memfabric / transfer adapter (PD disaggregation on NPU, `mf_adapter`): a date, a lower-case
+    # level, the pid, `[MODULE file.cpp:N]`: `2025-09-04 08:38:53.009710 info 13949 [ADAPTER pytransfer.cpp:53] Get rpcPort is 16342`
+    r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ (?:debug|info|warn|warning|error) \d+ \[[A-Za-z]+ [\w.-]+\.(?:cpp|cc|c|h):\d+\] "
     # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
     # `[host:12796:1:13303] Caught signal 11 (…)`
     r"|\[\d{9,}\.\d+\] \[[\w.-]+:\d+:\d+\] +[\w.-]+\.\w+:\d+ +[A-Z]{2,} +[A-Z]+ "
