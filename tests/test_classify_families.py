@@ -82,3 +82,27 @@ def test_memfabric_logger(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_MEMFABRIC)
 def test_not_memfabric_logger(line: str) -> None:
     assert classify(line) is None
+
+# torch's Python logging in glog's shape, with the rank its distributed logging puts first.
+TORCH_RANK = [
+    # pytorch/pytorch#150980 (sglang.launch_server --enable-torch-compile)
+    "[rank0]:E0410 07:52:47.507000 255947 torch/_inductor/select_algorithm.py:2134] [18/3] No valid triton "
+    "configs. OutOfResources: out of resource: shared memory, Required: 110592, Hardware limit: 101376.",
+    # sgl-project/sglang#2040 (the record as it starts after the autotune summary glued before it)
+    "[rank2]:W1115 11:42:22.079000 139954085840704 torch/_inductor/select_algorithm.py:1469] [16/384] out of "
+    "resource: shared memory, Required: 122880, Hardware limit: 101376.",
+]
+NOT_TORCH_RANK = [
+    "[rank0]: RuntimeError: NCCL error",  # torch's rank prefix before an exception line: no glog shape
+    "[rank0]:E0410 torch/_inductor/select_algorithm.py:2134] x",  # no time and pid
+]
+
+
+@pytest.mark.parametrize("line", TORCH_RANK)
+def test_torch_rank_glog(line: str) -> None:
+    assert classify(line) == "foreign-logger"
+
+
+@pytest.mark.parametrize("line", NOT_TORCH_RANK)
+def test_not_torch_rank_glog(line: str) -> None:
+    assert classify(line) is None

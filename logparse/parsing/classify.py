@@ -42,7 +42,7 @@ tracebacks and commands still assemble across them):
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines,
   LMCache's `LMCache INFO: … (file.py:12:module)`,
   Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`,
-  Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`);
+  Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`, torch's `[rank0]:` before glog's shape);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
@@ -161,7 +161,9 @@ _FOREIGN_LOGGER = lazy_compile(
     # and torch's Python logging in the same shape, whose file is a path relative to the
     # install (`W0826 10:15:20.116000 768593 site-packages/torch/utils/cpp_extension.py:2425] …`);
     # glog ≥ 0.7 prints the year too (`I20250516 09:00:52.199445 45697 transfer_engine.cpp:44] …`)
-    r'|"?[IWEF](?:\d{4})?\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
+    # torch's distributed logging puts the rank before that shape (`[rank0]:E0410 07:52:47.507000 255947
+    # torch/_inductor/select_algorithm.py:2134] [18/3] No valid triton configs. …`)
+    r'|(?:\[[Rr]ank\d+\]:)?"?[IWEF](?:\d{4})?\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [\w./-]+:\d+\] '
     # TensorFlow's / XLA's C++ log (JAX, TF imported by a dependency): `2023-10-31 10:09:34.713036: I
     # tensorflow/core/platform/cpu_feature_guard.cc:193] …`, `… W external/org_tensorflow/…/service.cc:168] …`
     r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+: [IWEF] [\w./-]+\.\w+:\d+\] "
