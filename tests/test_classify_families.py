@@ -106,3 +106,23 @@ def test_torch_rank_glog(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_TORCH_RANK)
 def test_not_torch_rank_glog(line: str) -> None:
     assert classify(line) is None
+
+# Hydra's advice under the error of an app it launched (verl runs SGLang as its rollout engine).
+HYDRA = [
+    "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",  # verl-project/verl#472
+    "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace. ",  # verl-project/verl#4921
+]
+NOT_HYDRA = [
+    "Set the environment variable CUDA_LAUNCH_BLOCKING=1 for a complete stack trace.",  # not Hydra's text
+    "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace and retry",  # goes on
+]
+
+
+@pytest.mark.parametrize("line", HYDRA)
+def test_hydra_advice(line: str) -> None:
+    assert classify(line) == "library-text"
+
+
+@pytest.mark.parametrize("line", NOT_HYDRA)
+def test_not_hydra_advice(line: str) -> None:
+    assert classify(line) is None

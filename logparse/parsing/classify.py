@@ -46,7 +46,7 @@ tracebacks and commands still assemble across them):
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
-  faulthandler's `Extension modules: … (total: N)`);
+  faulthandler's `Extension modules: … (total: N)`, Hydra's `Set the environment variable HYDRA_FULL_ERROR=1 …`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
   envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level; glog's,
@@ -261,6 +261,8 @@ _LIBRARY_TEXT = lazy_compile(
     # Ray's header of a task's error, before the exception it re-raises: `ray::SGLangEngine.init()`,
     # `ray::RolloutWorker.generate() (pid=1234, ip=10.0.0.1, actor_id=…, repr=<…>)`
     r"|ray::[\w.]+\(\)(?: \(pid=\d+[^)]*\)?.*)?\s*$"
+    # Hydra's advice under an error of the app it launched (verl, a trainer that runs SGLang as its rollout)
+    r"|Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.\s*$"
     # asyncio's report of a task's exception nobody awaited (the traceback follows): `Task exception
     # was never retrieved`, `future: <Task finished name='Task-3' coro=<…> exception=RuntimeError(…)>`
     r"|Task exception was never retrieved\s*$|future: <Task (?:finished|pending|cancelled) "
