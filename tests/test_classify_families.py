@@ -126,3 +126,29 @@ def test_hydra_advice(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_HYDRA)
 def test_not_hydra_advice(line: str) -> None:
     assert classify(line) is None
+
+# The body of Ray's ActorDiedError, written by its C++ core (under `ray.exceptions.ActorDiedError: …`).
+RAY_ACTOR_DIED = [
+    # verl-project/verl#472 (Ray 2.4x wording)
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+    "Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes.",
+    "The actor never ran - it was cancelled before it started running.",
+    # verl-project/verl#4921 (newer wording of the causes)
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: "
+    "Worker unexpectedly exits with a connection error code 2. End of file. Some common causes include: (1) the "
+    "process was killed by the OOM killer due to high memory usage",
+]
+NOT_RAY_ACTOR_DIED = [
+    "The actor is dead",  # a fragment of prose, not the message
+    "The actor never ran",
+]
+
+
+@pytest.mark.parametrize("line", RAY_ACTOR_DIED)
+def test_ray_actor_died_body(line: str) -> None:
+    assert classify(line) == "library-text"
+
+
+@pytest.mark.parametrize("line", NOT_RAY_ACTOR_DIED)
+def test_not_ray_actor_died_body(line: str) -> None:
+    assert classify(line) is None

@@ -46,7 +46,8 @@ tracebacks and commands still assemble across them):
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
-  faulthandler's `Extension modules: … (total: N)`, Hydra's `Set the environment variable HYDRA_FULL_ERROR=1 …`);
+  faulthandler's `Extension modules: … (total: N)`, Hydra's `Set the environment variable HYDRA_FULL_ERROR=1 …`,
+  the body of Ray's ActorDiedError `The actor is dead because its worker process has died. …`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
   envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level; glog's,
@@ -263,6 +264,10 @@ _LIBRARY_TEXT = lazy_compile(
     r"|ray::[\w.]+\(\)(?: \(pid=\d+[^)]*\)?.*)?\s*$"
     # Hydra's advice under an error of the app it launched (verl, a trainer that runs SGLang as its rollout)
     r"|Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.\s*$"
+    # the body of Ray's ActorDiedError (its C++ core writes it, so no Python source has it): `The actor is
+    # dead because its worker process has died. Worker exit type: SYSTEM_ERROR …`, `The actor never ran - …`
+    r"|The actor is dead because its (?:worker process|owner) has died\. "
+    r"|The actor never ran - it was cancelled before it started running\.\s*$"
     # asyncio's report of a task's exception nobody awaited (the traceback follows): `Task exception
     # was never retrieved`, `future: <Task finished name='Task-3' coro=<…> exception=RuntimeError(…)>`
     r"|Task exception was never retrieved\s*$|future: <Task (?:finished|pending|cancelled) "
