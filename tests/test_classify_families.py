@@ -152,3 +152,24 @@ def test_ray_actor_died_body(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_RAY_ACTOR_DIED)
 def test_not_ray_actor_died_body(line: str) -> None:
     assert classify(line) is None
+
+# A bold label the reporter typed in the issue around the log (markdown).
+BOLD_LABEL = [
+    # sgl-project/sglang#15674 (one thread; the issue's environment block)
+    "**SGLang Version**: latest (main branch)",
+    "**Transfer Backend**: Mooncake",
+]
+NOT_BOLD_LABEL = [
+    "**kwargs) -> None:",  # Python's keyword unpacking at a wrapped line's start
+    "** On entry to DGEMM parameter number 8 had an illegal value",  # BLAS's error report
+]
+
+
+@pytest.mark.parametrize("line", BOLD_LABEL)
+def test_bold_label(line: str) -> None:
+    assert classify(line) == "markdown"
+
+
+@pytest.mark.parametrize("line", NOT_BOLD_LABEL)
+def test_not_bold_label(line: str) -> None:
+    assert classify(line) is None

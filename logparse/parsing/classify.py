@@ -27,7 +27,7 @@ tracebacks and commands still assemble across them):
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`), `pip freeze`
   rows, collect_env's `[pip3] numpy==1.26.4`;
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
-  `<details>` tags, an elision mark `...` the paster left);
+  `<details>` tags, an elision mark `...` the paster left, a bold label `**Model**: …`);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
   `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`,
   `time`'s and `date`'s reports, `nvidia-smi topo -m`'s matrix and legend);
@@ -95,6 +95,9 @@ _MARKDOWN = lazy_compile(
     r"|\|.*\|\s*$"  # a table row (also nvidia-smi's)
     r"|</?(?:details|summary|br|pre|code|p|b|i)\b[^>]*>"  # HTML a comment keeps
     r"|>\s*$"  # an empty quote line
+    # a bold label the reporter typed before a value (`**SGLang Version**: latest (main branch)`): no program
+    # prints markdown's `**` at a line's start
+    r"|\*\*[^*\s][^*]*\*\*"
     # an elision mark the paster left where lines were dropped: `...`, `……`, `... (repeats for ~10 minutes)`
     r"|(?:\.{3,}|…+)(?: *\([^()]*\))?\s*$"
 )
