@@ -173,3 +173,26 @@ def test_bold_label(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_BOLD_LABEL)
 def test_not_bold_label(line: str) -> None:
     assert classify(line) is None
+
+# unittest's progress dots with the next output glued to them (a CI log of SGLang's tests).
+TEST_DOTS = [
+    # sgl-project/sglang#32270 (one thread: the nixl unit tests' CI run)
+    "...........Some requests fail to receive KV Cache transfer done signal after bootstrapping. If a greater "
+    "mean TTFT is acceptable, you can 'export SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax "
+    "the timeout condition. ",
+    ".Traceback (most recent call last):",
+]
+NOT_TEST_DOTS = [
+    "...and then the server hung",  # an elision before prose
+    ".Zorblax frobnicated the wibble",  # the dots' rest is no known line
+]
+
+
+@pytest.mark.parametrize("line", TEST_DOTS)
+def test_unittest_dots(line: str) -> None:
+    assert classify(line) == "test-runner"
+
+
+@pytest.mark.parametrize("line", NOT_TEST_DOTS)
+def test_not_unittest_dots(line: str) -> None:
+    assert classify(line) is None

@@ -12,7 +12,8 @@ tracebacks and commands still assemble across them):
 - `progress-bar`: a tqdm bar of any library (`desc: 42%|████ | 5/12 [00:01<00:02, 3.1it/s]`), with
   or without the bar and the rate part (a paste drops the bar's block characters);
 - `test-runner`: pytest's and unittest's progress and summary lines (`tests/x.py::test_y PASSED
-  [ 50%]`, `==== 2 failed, 1 passed in 3.2s ====`, `Ran 3 tests in 0.52s`, `FAILED (errors=1)`);
+  [ 50%]`, `==== 2 failed, 1 passed in 3.2s ====`, `Ran 3 tests in 0.52s`, `FAILED (errors=1)`), and
+  unittest's progress dots glued to the known line printed after them (`....Traceback (most recent call last):`);
 - `config-dump`: one setting printed as `name: value` / `name=value` (a config printed field by
   field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value; an environment
   variable a library reports (`get env NAME = value`); the middle of a `name=value, …` repr that a
@@ -501,4 +502,20 @@ def classify(text: str) -> str | None:
         return "cut-line"
     if _BARE_LEVEL_LOGGER.match(body):
         return "foreign-logger"
+    if body[0] == "." and _test_dots(body):
+        return "test-runner"
     return None
+
+
+# unittest's progress: a dot per passed test, no newline, so the next output is glued to the dots
+# (`...........Some requests fail to receive KV Cache transfer done signal …`, `.Traceback (most
+# recent call last):`). Taken only when what follows the dots is itself a known line.
+_TEST_DOTS = lazy_compile(r"\.+(?=[A-Z\[])")
+
+
+def _test_dots(body: str) -> bool:
+    dots = _TEST_DOTS.match(body)
+    if dots is None:
+        return False
+    rest = body[dots.end():]
+    return rest.startswith("Traceback (most recent call last):") or classify(rest) is not None
