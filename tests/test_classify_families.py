@@ -196,3 +196,26 @@ def test_unittest_dots(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_TEST_DOTS)
 def test_not_unittest_dots(line: str) -> None:
     assert classify(line) is None
+
+# A Kubernetes manifest pasted with the log (its camelCase keys, its `kind:`).
+YAML_KEYS = [
+    # sgl-project/sglang#9226 (one thread: the pod the reporter submitted)
+    "apiVersion: v1",
+    "kind: Pod",
+    "    volumeMounts:",
+]
+NOT_YAML_KEYS = [
+    "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",  # ROCm's error: a gap to see
+    "cudaErrorIllegalAddress: an illegal memory access was encountered",
+    "kind: of slow",  # prose
+]
+
+
+@pytest.mark.parametrize("line", YAML_KEYS)
+def test_yaml_manifest_keys(line: str) -> None:
+    assert classify(line) == "config-dump"
+
+
+@pytest.mark.parametrize("line", NOT_YAML_KEYS)
+def test_not_yaml_manifest_keys(line: str) -> None:
+    assert classify(line) is None

@@ -17,7 +17,8 @@ tracebacks and commands still assemble across them):
 - `config-dump`: one setting printed as `name: value` / `name=value` (a config printed field by
   field, `print(f"{x=}")`, `pip list` rows): a lowercase identifier, then a value; an environment
   variable a library reports (`get env NAME = value`); the middle of a `name=value, …` repr that a
-  hard wrap cut; an environment report's line (check_env / collect_env: `PyTorch: 2.5.1+cu124`);
+  hard wrap cut; an environment report's line (check_env / collect_env: `PyTorch: 2.5.1+cu124`); a
+  YAML manifest's camelCase keys and `kind: Pod` (a Kubernetes pod pasted with the log);
 - `field-dump`: a record native code prints field by field, values aligned (a C struct such as
   DeepGEMM's TMA descriptor: `globalDim      (128,1,8,282843,1)`), torch inductor's `strides:` /
   `dtypes:` lines: names, then numbers (or dtype names) only;
@@ -337,6 +338,10 @@ _CONFIG_DUMP = lazy_compile(
     r"(?:, [a-z_]*|, [a-z_][a-z0-9_]*=\S*|\))?\s*$"
     r"|[A-Za-z0-9][\w.-]* {4,}\d+(?:\.[\w+]+)+\s*$"
 )
+# A YAML manifest's keys (a Kubernetes pod / deployment pasted around the launch): a camelCase key
+# (`apiVersion: v1`, `imagePullPolicy: Always`, `volumeMounts:`), and the manifest's `kind: Pod`.
+# Guarded: a runtime's error enum has the same shape (`hipErrorNoBinaryForGpu: Unable to find code object …`).
+_YAML_KEY = lazy_compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+:(?: \S.*)?$|kind: [A-Z][A-Za-z]+\s*$")
 # An environment report, one `Key: value` a line (SGLang's check_env, torch's / vLLM's collect_env,
 # lscpu): a key of one to six words, then a value of a report's kinds only: a version, perhaps after
 # a name and before details (`2.5.1+cu124`, `Ubuntu 22.04.4 LTS (x86_64)`, `3.10.12 (main, …) [GCC
@@ -446,7 +451,8 @@ def _names_failure(body: str) -> bool:
 # Shapes tried after the message indices (a known message wins over a look-alike shape), in order:
 # (pattern, kind, guarded by _names_failure).
 _LATE_SHAPES = ((_DATA, "data", False), (_JSON, "data", True), (_CONFIG_DUMP, "config-dump", False),
-                (_ENV_REPORT, "config-dump", True), (_PIP_FREEZE, "pip", False), (_FIELD_DUMP, "field-dump", False),
+                (_ENV_REPORT, "config-dump", True), (_YAML_KEY, "config-dump", True),
+                (_PIP_FREEZE, "pip", False), (_FIELD_DUMP, "field-dump", False),
                 (_SHELL_COMMAND, "shell-command", False), (_PYTHON_SOURCE, "python-source", False),
                 (_ELIDED_ID, "viewer-metadata", False), (_HEADING, "heading", True))
 
