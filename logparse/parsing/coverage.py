@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,7 +129,7 @@ class Coverage:
         start, end = self._blank_run
         self._blank_run = (start if line_no == end + 1 else line_no, line_no)
 
-    def settle(self, texts: dict[int, str], lines: int | None) -> None:
+    def settle(self, texts: Mapping[int, str], lines: int | None) -> None:
         """Classify the unknown lines whose neighbours tell what they are (`parsing/continuations.py`):
         `texts` holds the log's non-blank lines by number (the hot ones aside), `lines` is how many
         lines it has (None when `texts` is not the whole log: then no line is known to be the last)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from logparse.parsing.columns import (
 )
 from logparse.parsing.commands import CommandAssembler
 from logparse.parsing.coverage import Coverage
+from logparse.parsing.linetexts import LineTexts
 from logparse.parsing.records import TracebackAssembler, opening_spacing
 
 if TYPE_CHECKING:
@@ -70,8 +71,9 @@ class ParsedLog:
     prefill: StatsColumns = field(default_factory=prefill_columns)
     access: AccessColumns = field(default_factory=AccessColumns)
     coverage: Coverage = field(default_factory=Coverage)
-    # Cleaned text of every non-hot line (evidence for findings), bounded by MAX_TEXT_CHARS.
-    texts: dict[int, str] = field(default_factory=dict)
+    # Cleaned text of every non-hot line (evidence for findings), bounded by MAX_TEXT_CHARS; a
+    # mapping of line number → text in flat columns (`parsing/linetexts.py`: ~16 bytes a line).
+    texts: MutableMapping[int, str] = field(default_factory=LineTexts)
     text_chars: int = 0
     # Rank tags printed inside SGLang envelopes on any non-hot line (hot lines: the columns' ranks).
     ranks_seen: set[str] = field(default_factory=set)
