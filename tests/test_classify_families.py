@@ -219,3 +219,23 @@ def test_yaml_manifest_keys(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_YAML_KEYS)
 def test_not_yaml_manifest_keys(line: str) -> None:
     assert classify(line) is None
+
+# The close of a JSON body quoted on a curl command line (`-d '{` … `}'`).
+CURL_BODY_CLOSE = [
+    "}'",  # kvcache-ai/Mooncake#872
+    "  }'",  # sgl-project/sglang#9308
+]
+NOT_CURL_BODY_CLOSE = [
+    "foo}'",  # text before the brace
+    "}' is not valid JSON",  # goes on
+]
+
+
+@pytest.mark.parametrize("line", CURL_BODY_CLOSE)
+def test_curl_body_close(line: str) -> None:
+    assert classify(line) == "data"
+
+
+@pytest.mark.parametrize("line", NOT_CURL_BODY_CLOSE)
+def test_not_curl_body_close(line: str) -> None:
+    assert classify(line) is None

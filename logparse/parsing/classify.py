@@ -59,7 +59,7 @@ tracebacks and commands still assemble across them):
   head (inside a value or a later piece, also after uvicorn's level column), or the cut *tail* of
   a known message (`parsing/fragments.py`: `vail mem=24.47 GB`);
 - `data`: a printed mapping (`{'run_name': 'before', 'throughput': …}`, a JSON record, compact or
-  pretty-printed JSON's brackets).
+  pretty-printed JSON's brackets, the `}'` closing a JSON body quoted on a command line).
 """
 
 from __future__ import annotations
@@ -237,6 +237,8 @@ _DATA = lazy_compile(r"""(?:\{['"][^'"]+['"]: .*\}|\[\{['"][^'"]+['"]: .*\}\])\s
                      r"""|\{(['"])[^'"]+\1: [^,{}]+, (['"])[^'"]+\2: \S"""
                      # pretty-printed JSON's brackets alone on their lines
                      r"""|[\[\]{}],?\s*$|\},\s*\{\s*$"""
+                     # the close of a JSON body quoted on a command line (`curl … -d '{` … `}'`)
+                     r"""|[\]}]+'\s*$"""
                      # a trainer's metrics record (verl: `step:1 - actor/entropy:0.52 - critic/score/mean:0.1`)
                      r"""|[\w/@.-]+:-?[\d.]+(?:e[+-]?\d+)?(?: - [\w/@.()-]+:(?:-?[\d.]+(?:e[+-]?\d+)?|nan|inf)){2,}\s*$""")
 # Compact JSON (a curl response, a JSON log record) and a JSON / pprint member one a line (`"max_tokens":
