@@ -239,3 +239,30 @@ def test_curl_body_close(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_CURL_BODY_CLOSE)
 def test_not_curl_body_close(line: str) -> None:
     assert classify(line) is None
+
+# NVSHMEM's error reports (DeepEP's transport, under SGLang's DeepEP MoE), named by their file in NVSHMEM's tree.
+NVSHMEM = [
+    # deepseek-ai/DeepEP#289 (lmsysorg/sglang:deepep image)
+    "/sgl-workspace/nvshmem/src/modules/transport/ibrc/ibrc.cpp:418: non-zero status: 110 ibv_modify_qp failed",
+    # deepseek-ai/DeepEP#157
+    "/nvshmem/src/host/mem/mem_heap.cpp:1590: non-zero status: 7 allocate_physical_memory_to_heap failed",
+    "[/nvshmem/src/host/coll/barrier/barrier.cpp:21] cuda failed with an illegal memory access was encountered",
+    # deepseek-ai/DeepEP#38 (a source build: `nvshmem_src`)
+    "/home/test/nvshmem_src/src/modules/bootstrap/uid/ncclSocket/ncclsocket_socket.cpp:socketProgress:59: "
+    "socketProgress: Connection closed by remote peer h100-216<56124>",
+]
+NOT_NVSHMEM = [
+    # DeepEP's own C++ assertion names no NVSHMEM file: a failure to see
+    "/sgl-workspace/DeepEP/csrc/deep_ep.cpp:230 'invalid argument'",
+    "/usr/src/app/src/host/init/init.cu:992: non-zero status: 7 building transport map failed",  # not NVSHMEM's tree
+]
+
+
+@pytest.mark.parametrize("line", NVSHMEM)
+def test_nvshmem_report(line: str) -> None:
+    assert classify(line) == "foreign-logger"
+
+
+@pytest.mark.parametrize("line", NOT_NVSHMEM)
+def test_not_nvshmem_report(line: str) -> None:
+    assert classify(line) is None

@@ -44,7 +44,8 @@ tracebacks and commands still assemble across them):
   ms-swift's `[INFO:swift] …`, c10's `Warning: … (function name)`, urllib3's connection-pool lines,
   LMCache's `LMCache INFO: … (file.py:12:module)`,
   Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`,
-  Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`, torch's `[rank0]:` before glog's shape);
+  Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`, torch's `[rank0]:` before glog's shape,
+  NVSHMEM's `…/nvshmem/src/host/init/init.cu:992: non-zero status: 7 …` reports (DeepEP's transport));
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
@@ -199,6 +200,11 @@ _FOREIGN_LOGGER = lazy_compile(
     # Ascend's memfabric / transfer adapter (PD disaggregation on NPU, `mf_adapter`): a date, a lower-case
     # level, the pid, `[MODULE file.cpp:N]`: `2025-09-04 08:38:53.009710 info 13949 [ADAPTER pytransfer.cpp:53] Get rpcPort is 16342`
     r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ (?:debug|info|warn|warning|error) \d+ \[[A-Za-z]+ [\w.-]+\.(?:cpp|cc|c|h):\d+\] "
+    # NVSHMEM's error reports (DeepEP's transport under SGLang's EP MoE), each named by its source file
+    # in NVSHMEM's tree: `/sgl-workspace/nvshmem/src/modules/transport/ibrc/ibrc.cpp:418: non-zero status: 110
+    # ibv_modify_qp failed`, `[/nvshmem/src/host/coll/barrier/barrier.cpp:21] cuda failed with …`,
+    # `…/ncclsocket_socket.cpp:socketProgress:59: socketProgress: Connection closed …`
+    r"|\[?/\S*nvshmem[\w.-]*/src/\S+\.(?:cpp|cu|cuh|h):(?:\w+:)?\d+(?:\]|:) "
     # UCX: `[1784273406.684686] [host:994396:0]   ib_mlx5_dv.c:452  UCX  ERROR …`, and its
     # `[host:12796:1:13303] Caught signal 11 (…)`
     r"|\[\d{9,}\.\d+\] \[[\w.-]+:\d+:\d+\] +[\w.-]+\.\w+:\d+ +[A-Z]{2,} +[A-Z]+ "
