@@ -266,3 +266,27 @@ def test_nvshmem_report(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_NVSHMEM)
 def test_not_nvshmem_report(line: str) -> None:
     assert classify(line) is None
+
+# One environment assignment of a command broken over lines with `\\`, or set from a command's output.
+ENV_CONTINUATION = [
+    # sgl-project/sglang#7888
+    "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7 \\",
+    'LD_LIBRARY_PATH="${NVSHMEM_DIR}/lib:/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" \\',
+    "NVSHMEM_DEBUG=INFO \\",
+    # sgl-project/sglang#9308
+    "IB_NODE_IP=`hostname -i`",
+]
+NOT_ENV_CONTINUATION = [
+    "NCCL_IB_HCA=mlx5_0 is not a valid device \\",  # words after the value
+    "RuntimeError=`oops`x",  # not a whole assignment
+]
+
+
+@pytest.mark.parametrize("line", ENV_CONTINUATION)
+def test_env_assignment_line(line: str) -> None:
+    assert classify(line) == "shell-command"
+
+
+@pytest.mark.parametrize("line", NOT_ENV_CONTINUATION)
+def test_not_env_assignment_line(line: str) -> None:
+    assert classify(line) is None
