@@ -1,5 +1,6 @@
 """kernel-library-mismatch: a compiled kernel library that does not load with this torch, CUDA,
-driver or OS — including sgl-kernel's multi-line `common_ops` load report."""
+driver or OS — including sgl-kernel's multi-line `common_ops` load report — or is another build
+than the one this SGLang imports names from."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from logparse.rules.registry import rule
 # The messages of a library that does not load, most telling first (a load report's cause is the
 # first of these among its detail lines).
 LOAD_FAILURES = ("kernel-undefined-symbol", "shared-object-missing", "glibc-version-missing", "cuda-driver-too-old",
-                 "cuda-ptx-toolchain", "kernel-common-ops-missing", "kernel-package-version")
+                 "cuda-ptx-toolchain", "kernel-common-ops-missing", "kernel-package-version", "kernel-name-missing")
 REPORT = "kernel-common-ops-missing"
 # sgl-kernel's report (load_utils.py) is ~20 lines: locations, GPU info, advice, one line per attempt.
 REPORT_SPAN = 40
@@ -93,6 +94,20 @@ def mismatch_remedy(code: str, fields: dict[str, Any], lib: str) -> tuple[str, d
         want = f"{pkg}>={required}" if required else pkg
         return (f"SGLang's start-up check needs {want}: `pip install -U \"{want}\"` (the version pinned by your "
                 "sglang release), then restart"), data
+    if code == "kernel-name-missing" and fields.get("name"):
+        # The library loaded, but it is not the build this SGLang was written against.
+        pkg = str(fields.get("package") or lib)
+        data.update(library=pkg, cause="missing-name", missing_name=fields["name"],
+                    module=fields.get("module") or pkg)
+        partial = str(fields.get("location") or "") == "unknown location"
+        if partial:
+            data["namespace_package"] = True
+        where = (f" (`{pkg}` imported as a bare directory, '(unknown location)': a partial install or a folder of "
+                 "that name on the path shadows it)") if partial else ""
+        return (f"the installed {pkg} has no `{fields['name']}`, which this SGLang imports from "
+                f"`{data['module']}`{where}: install the {pkg} build your sglang release pins (reinstalling "
+                "sglang with its extras, `pip install --force-reinstall \"sglang[all]==<your version>\"`, pulls "
+                "matching kernel wheels; in a container, use the image built for that sglang)"), data
     if code == "cuda-ptx-toolchain":
         data["cause"] = "ptx-toolchain"
         return ("kernels were JIT-compiled by a newer CUDA toolchain than the driver supports: upgrade the driver "
@@ -125,6 +140,8 @@ def mismatch_remedy(code: str, fields: dict[str, Any], lib: str) -> tuple[str, d
 
 
 def _what(hit: Found) -> str:
+    if hit.code == "kernel-name-missing" and hit.fields.get("name"):
+        return f"cannot import name '{hit.fields['name']}' from '{hit.fields.get('module')}'"
     if hit.code == "kernel-undefined-symbol" and hit.fields.get("symbol"):
         return f"undefined symbol: {hit.fields['symbol']}"
     if hit.code == REPORT:
@@ -190,7 +207,9 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
     **What it means**
     Importing `sgl_kernel`, FlashInfer or another torch extension failed: `undefined symbol: …` in its
     shared object, `[sgl_kernel] CRITICAL: Could not load any common_ops library!` (with the import
-    attempts listed below it), or the driver is too old for the CUDA the wheel was built with.
+    attempts listed below it), the driver is too old for the CUDA the wheel was built with, or the
+    library loads but lacks a name this SGLang imports (`ImportError: cannot import name 'X' from
+    'aiter'`: another build of it, or only a leftover directory of that name).
 
     **Why it matters**
     Nothing that needs the library can run; this is an installation problem, not a GPU or model
@@ -211,7 +230,8 @@ def kernel_library_mismatch(ctx: RuleContext) -> Iterator[Finding]:
                          + [ctx.traceback_text(h.traceback) for h in group if h.traceback is not None])
         remedy, data = mismatch_remedy(cause.code, cause.fields, lib)
         what = _what(cause)
-        message = f"{data['library']} failed to load: {short(what, 160)}"
+        message = (f"{data['library']} is not the build this SGLang imports: {short(what, 160)}"
+                   if data["cause"] == "missing-name" else f"{data['library']} failed to load: {short(what, 160)}")
         if "symbol" in data:
             message += f" — {'a CUDA driver API symbol' if data['cause'] == 'driver-api' else 'an ABI mismatch'}"
         if raiser is not None:
