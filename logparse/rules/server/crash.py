@@ -61,16 +61,25 @@ def _server_frame(path: str) -> bool:
 _ACTOR_DIED = ("ActorDiedError", "RayActorError", "ActorUnavailableError")
 
 
+# Python's resource tracker runs as a process of its own (`from multiprocessing.resource_tracker
+# import main; main(fd)`): a traceback whose outermost frame is its `main` is that helper's (it
+# unlinks the shared memory a dead process left behind: `KeyError: '/mp-…'` on teardown).
+_RESOURCE_TRACKER = "/multiprocessing/resource_tracker.py"
+
+
 def _foreign(tb: Traceback) -> bool:
     """A traceback that no server process printed (no process header such as `Scheduler hit an
     exception`, no rank tag, no frame of SGLang's server runtime) and that says whose it is: an
-    SGLang tool's frames (a bench script's own bug), Ray's client API raising from `ray.get`, or a
-    Ray actor-death exception. A cut tail of library frames (flashinfer, torch) stays a crash."""
+    SGLang tool's frames (a bench script's own bug), Ray's client API raising from `ray.get`, a
+    Ray actor-death exception, or Python's resource-tracker process (its `main` outermost). A cut
+    tail of library frames (flashinfer, torch) stays a crash."""
     if tb.process or tb.rank or any(_server_frame(f.path) for f in tb.frames):
         return False
     if any(t in (tb.exc_type or "") for t in _ACTOR_DIED):
         return True
     paths = [f.path.replace("\\", "/") for f in tb.frames]
+    if paths and paths[0].endswith(_RESOURCE_TRACKER) and tb.frames[0].func == "main":
+        return True  # the resource tracker's own process, tidying up after a dead one
     if any(_tool_frame(p) for p in paths):
         return True  # SGLang's client tools (bench_*, test): their own bug, not a server's
     return bool(paths) and "/ray/" in paths[-1]  # raised inside Ray's client API (ray.get)
@@ -245,7 +254,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     rank tag or a frame of SGLang's runtime make it a server's; SGLang's client tools (`bench_*`),
     Ray's `ray.get` re-raising an actor's death, Python logging's own error report and the web
     layer's report of a client gone mid-request (starlette/uvicorn frames ending in `CancelledError`)
-    are not crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
+    and Python's resource-tracker process tidying up after a dead one (`resource_tracker.py … in
+    main`, `KeyError: '/mp-…'`) are not crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
     the timeout period`, `Server process terminated unexpectedly.`: readiness evidence) or a
     traceback that says, or follows a record saying, the real error is shown elsewhere
     (`Initialization failed. Please see the error messages above.`); a cut traceback of the
