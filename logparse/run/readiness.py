@@ -15,6 +15,7 @@ from logparse.model.events import (
     Event,
     JitCompile,
     KnownMessage,
+    NcclLog,
     ProcessHeader,
     ProgressBar,
     PythonWarning,
@@ -274,12 +275,20 @@ def startup_evidence(log: ParsedLog, start: int, end: int) -> bool:
     # on a serving server's first requests, so only this one counts).
     if any(e.library == "deepgemm" and e.stage == "begin" for e in within(log.shared(JitCompile), start, end)):
         return True
+    # NCCL creating a communicator (`ncclCommInitRank comm 0x… rank 10 nranks 16 … - Init START`,
+    # NCCL_DEBUG=INFO): SGLang creates its communicators while its processes start (distributed
+    # init, then the first collectives of the warmup and the graph capture).
+    if any(_INIT_CALL in e.text for e in within(log.shared(NcclLog), start, end)):
+        return True
     # uvicorn starting SGLang's HTTP server (`Started server process [N]`, `Waiting for application
     # startup.`): the last start-up phase, printed once the schedulers are up and before readiness.
     if any(e.stage in _HTTP_STARTING for e in within(log.shared(UvicornLifecycle), start, end)):
         return True
     return any(traceback_phase(tb) == "startup" for tb in within(log.shared(Traceback), start, end))
 
+
+# NCCL's communicator-creation call, as its INFO lines name it (every NCCL 2.x release).
+_INIT_CALL = "ncclCommInitRank"
 
 # uvicorn's lifecycle stages before its `Application startup complete.`
 _HTTP_STARTING = frozenset({"started", "waiting-startup"})
