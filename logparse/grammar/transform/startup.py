@@ -262,13 +262,42 @@ _PYTHON = lazy_compile(r"(?:.*/)?python[\d.]*")
 _SHELL_STOP = ("|", "||", "&", "&&", ";", ">", ">>", "<")
 
 
+def strip_shell_comment(text: str) -> str:
+    """`text` without a shell comment: a `#` that starts a word outside quotes ends the command,
+    as bash reads it (`--disable-cuda-graph # for faster test`). A `#` inside a word (`a#b`, a URL's
+    fragment) or inside quotes is the word's own; shlex's `comments=True` would cut those too."""
+    if "#" not in text:
+        return text
+    quote = ""
+    escaped = False
+    at_word_start = True  # after unescaped blanks outside quotes (or at the start)
+    for i, c in enumerate(text):
+        if escaped:
+            escaped = at_word_start = False
+        elif c == "\\" and quote != "'":
+            escaped, at_word_start = True, False
+        elif quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote, at_word_start = c, False
+        elif c in " \t":
+            at_word_start = True
+        elif c == "#" and at_word_start:
+            return text[:i].rstrip()
+        else:
+            at_word_start = False
+    return text
+
+
 @lru_cache(maxsize=4096)
 def shell_split(text: str) -> tuple[str, ...] | None:
-    """`shlex.split(text)` as a tuple, None for an unbalanced quote (a cut line). Remembered by
-    text: pasted sessions repeat their commands (the corpus profile: ~11k splits of a few hundred
-    distinct lines, ~6 % of its one-core time); callers get a list of their own."""
+    """`shlex.split(text)` of the command before any shell comment (`strip_shell_comment`) as a
+    tuple, None for an unbalanced quote (a cut line). Remembered by text: pasted sessions repeat
+    their commands (the corpus profile: ~11k splits of a few hundred distinct lines, ~6 % of its
+    one-core time); callers get a list of their own."""
     try:
-        return tuple(shlex.split(text))
+        return tuple(shlex.split(strip_shell_comment(text)))
     except ValueError:
         return None
 
