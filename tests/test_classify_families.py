@@ -290,3 +290,26 @@ def test_env_assignment_line(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_ENV_CONTINUATION)
 def test_not_env_assignment_line(line: str) -> None:
     assert classify(line) is None
+
+# A program run by its relative path with flags (a transfer-engine bench run beside the servers).
+RELPATH_COMMAND = [
+    # kvcache-ai/Mooncake#166 (one thread: Mooncake's transfer_engine_bench, target and initiator)
+    "./transfer_engine_bench --mode=target --metadata_server=http://127.0.0.1:8080/metadata "
+    "--local_server_name=127.0.0.1:12345 --device_name=mlx5_0",
+    "./transfer_engine_bench --metadata_server=http://127.0.0.1:8080/metadata --segment_id=127.0.0.1:12345 "
+    "--local_server_name=127.0.0.1:12346 --batch_size 1 --block_size=1048576 --device_name=mlx5_0",
+]
+NOT_RELPATH_COMMAND = [
+    "./transfer_engine_bench: error while loading shared libraries: libetcd-cpp-api.so",  # the loader's error
+    "./configure",  # no argument
+]
+
+
+@pytest.mark.parametrize("line", RELPATH_COMMAND)
+def test_relative_path_command(line: str) -> None:
+    assert classify(line) == "shell-command"
+
+
+@pytest.mark.parametrize("line", NOT_RELPATH_COMMAND)
+def test_not_relative_path_command(line: str) -> None:
+    assert classify(line) is None

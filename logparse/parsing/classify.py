@@ -400,6 +400,7 @@ _HEADING = lazy_compile(r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3}:\s*$")
 # app.py::main --task benchmark`), or a prompt's `$` with or without its space (`$python ./t.py`).
 # A command word, then at least one argument that is a flag, a path or a script: prose after a `$`
 # or after `NAME=1` has none.
+# Also a program run by its relative path with flags (`./transfer_engine_bench --mode=target --device_name=mlx5_0`).
 # Also one environment assignment of a command the paste broke over lines with `\` (`NCCL_IB_HCA=mlx5_0,mlx5_1 \`,
 # `CUDA_VISIBLE_DEVICES=7 \`), or set from a command's output (`IB_NODE_IP=`hostname -i``, `X=$(nproc)`).
 # Also bash's `set -x` trace lines, a prompt with its user and host (`root@node-1:/workspace# nvidia-smi`, `(venv) u@h:~$ ls`), and
@@ -408,6 +409,7 @@ _SHELL_COMMAND = lazy_compile(
     r"(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$] \S.*$"
     r"|(?:export )?[A-Z_][A-Z0-9_]*=(?:\"[^\"]*\"|'[^']*'|[^\s\"'`$]*)(?: +\\)\s*$"
     r"|(?:export )?[A-Z_][A-Z0-9_]*=(?:`[^`]+`|\$\([^()]+\))(?: +\\)?\s*$"
+    r"|\.\.?/[\w.-]+(?:/[\w.-]+)*(?=.*? -{1,2}[A-Za-z])(?: +\S+)+\s*$"
     # bash's trace of each command it runs (`set -x`): `+ python3 -m sglang.launch_server …`, `++ hostname`
     r"|\++ [A-Za-z_./$][\w./$=-]*(?: \S.*)?$"
     r"|(?:(?:[A-Z_][A-Z0-9_]*=\S* +)+|\$ ?|(?=(?:curl|wget|docker|podman|kubectl|helm|pip3?|uv|git|torchrun|"
