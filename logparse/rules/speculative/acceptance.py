@@ -19,6 +19,17 @@ from logparse.run.speculative import (
 )
 
 
+# Decode-line fields SGLang prints after the accept fields' place, in every release that prints them.
+_AFTER_ACCEPT = ("cuda_graph", "gen_throughput", "queue")
+
+
+def _past_accept_fields(d: Any) -> list[int]:
+    """The decode lines (line numbers) that print a field after the accept fields' place."""
+    graph, gen, queue = (d.column(name) for name in _AFTER_ACCEPT)
+    # (NaN == NaN is False: a field the row did not print)
+    return [ln for ln, a, b, c in zip(d.line, graph, gen, queue, strict=True) if a == a or b == b or c == c]
+
+
 def _inactive_max(ctx: RuleContext) -> float:
     return float(ctx.threshold("spec-inactive", "max_accept_len", 1.05))
 
@@ -110,7 +121,8 @@ def spec_inactive(ctx: RuleContext) -> Iterator[Finding]:
     **What it means**
     The run is set up for speculation (`--speculative-algorithm`, speculative warnings, draft CUDA
     graphs, or decode lines that print `accept len`), yet the decode stats show `accept len: 1.00`
-    (only the bonus token: nothing accepted) or carry no accept fields at all.
+    (only the bonus token: nothing accepted) or carry no accept fields at all (counted only on lines
+    that print a field after the accept fields' place: a line cut before it says nothing).
 
     **Why it matters**
     The server pays for the draft model and the verify step and gains nothing; throughput is lower
@@ -153,7 +165,13 @@ def spec_inactive(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding("spec-inactive", message, remedy, lines=lines, data=data, claim=False)
         return
     if acc.mean is None and len(d) and cfg.algorithm:
-        message = (f"Speculation is configured ({'; '.join(cfg.reasons[:2])}) but none of the {len(d)} decode lines "
-                   "prints an accept length: the draft does not seem to run")
-        yield ctx.finding("spec-inactive", message, remedy, lines=[(d.line[0], d.line[0])], events=cfg.evidence[:1],
-                          data=data, claim=False)
+        # Only a line that reaches past where SGLang prints `accept len` (after `token usage`, before
+        # `cuda graph`, `gen throughput` and `#queue-req`) says it has none: a line cut before
+        # that place says nothing either way.
+        witnesses = _past_accept_fields(d)
+        if not witnesses:
+            return
+        message = (f"Speculation is configured ({'; '.join(cfg.reasons[:2])}) but none of the {len(witnesses)} "
+                   "decode lines prints an accept length: the draft does not seem to run")
+        yield ctx.finding("spec-inactive", message, remedy, lines=[(witnesses[0], witnesses[0])],
+                          events=cfg.evidence[:1], data=data, claim=False)
