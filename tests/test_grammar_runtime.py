@@ -138,3 +138,15 @@ def test_compiled_signatures_equal_the_generic_split() -> None:
         first = runtime._stats(body, known)
         second = runtime._stats(body, known)
         assert first == second == _generic(body, known), body
+
+
+def test_a_collapsed_stats_key_keeps_its_value() -> None:
+    # dev/a-031: the paste lost `age: …, accept len: …, ` and glued `token us` to `accept rate`.
+    from logparse.grammar.transform.runtime import _DECODE_KEYS, _PREFILL_KEYS, known_key
+
+    assert known_key("token usaccept rate", _DECODE_KEYS) == "accept rate"
+    assert known_key("#runnin#queue-req", _PREFILL_KEYS) == "#queue-req"
+    # an extra whose head is no known key's start stays an extra; a key that is known is itself
+    for extra in ("full token usage", "swa token usage", "xyz accept rate", "mamba usage"):
+        assert known_key(extra, _DECODE_KEYS) is None
+    assert known_key("#token", _DECODE_KEYS) == "#token"

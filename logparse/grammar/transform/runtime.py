@@ -63,6 +63,34 @@ def _extra_name(key: str) -> str:
     return name
 
 
+_COLLAPSED: dict[tuple[int, str], str | None] = {}
+# A paste that lost the middle of a stats line glues the cut start of one key to the next one
+# (`token usaccept rate: 0.32`: `age: 0.41, accept len: 2.10, ` is gone); the head must keep this
+# much of the first key.
+_MIN_COLLAPSED_HEAD = 3
+
+
+def known_key(key: str, known: dict[str, str]) -> str | None:
+    """The known key `key` is, or the known key a collapsed `key` ends with: the key glued after
+    the cut start of another known key (`token us` + `accept rate`). None for any other key (an
+    extra such as `full token usage`, whose head is no known key's start)."""
+    if key in known:
+        return key
+    memo = (id(known), key)
+    if memo in _COLLAPSED:
+        return _COLLAPSED[memo]
+    found = None
+    for k in sorted(known, key=len, reverse=True):
+        head = key[: len(key) - len(k)]
+        if (len(key) > len(k) and key.endswith(k) and len(head) >= _MIN_COLLAPSED_HEAD
+                and any(other.startswith(head) and other != head for other in known)):
+            found = k
+            break
+    if len(_COLLAPSED) < _EXTRA_NAMES_MAX:
+        _COLLAPSED[memo] = found
+    return found
+
+
 # Chained comparisons against these bounds reject inf, -inf and nan in one step (hot path).
 _MAX_FLOAT = 1.7976931348623157e308
 _MAX_COUNT = float(MAX_COUNT)
@@ -91,6 +119,11 @@ def _apply(key: str, value: str, known: dict[str, str], kw: dict[str, Any], extr
     """One `key: value` item into the fields: known keys (counts as ints), graph flags to
     `cuda_graph`, every other numeric item to `extra` under a normalised name."""
     name = known.get(key)
+    if name is None and key not in _GRAPH_KEYS:
+        k = known_key(key, known)
+        if k is not None:  # a collapsed key: the line is damaged, the value is still that field's
+            note_damage()
+            key, name = k, known[k]
     if name is not None:
         # A damaged value (not a number, inf, nan, beyond MAX_COUNT for a count) leaves the field
         # out and is counted; counts are ints.
@@ -207,6 +240,8 @@ def _stats(body: str, known: dict[str, str]) -> dict[str, Any]:
         if not sep:
             keys = None  # an empty or cut item: not a shape worth learning
             continue
+        if key not in known and key not in _GRAPH_KEYS and known_key(key, known) is not None:
+            keys = None  # a collapsed key (a damaged line, see `known_key`): not a shape either
         if keys is not None:
             keys.append(key)
         _apply(key, value, known, kw, extra)
