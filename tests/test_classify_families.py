@@ -313,3 +313,32 @@ def test_relative_path_command(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_RELPATH_COMMAND)
 def test_not_relative_path_command(line: str) -> None:
     assert classify(line) is None
+
+
+# AITER (SGLang's ROCm kernels): its messages (grammars/source-messages/aiter.txt), after its `[aiter] ` tag
+# (its logger prints `[aiter] %(message)s`, no level) or after another logger's envelope.
+AITER = [
+    # ROCm/aiter#416
+    "[aiter] start build [module_aiter_enum] under /home/user/aiter/myenv/aiter/aiter/jit/build/module_aiter_enum",
+    "Successfully preprocessed all matching files.",
+    # lumi-ai-factory/laifs-container-recipes#8 (vLLM on ROCm: the tagged line and its copy through the root logger)
+    "[aiter] finish build [module_fmha_v3_varlen_fwd], cost 46.5s",
+    "finish build [module_fmha_v3_varlen_fwd], cost 46.5s",
+    # ROCm/aiter#1367
+    "[aiter] import [module_rmsnorm] under /mnt/models/aiter/module_rmsnorm.so",
+]
+NOT_AITER = [
+    "[aiter] failed build jit [module_aiter_enum]↓↓↓↓↓↓↓↓↓↓",  # a failed JIT build: a gap to see
+    "[aiter] zorblax quux frobnicated the wibble",  # the tag before no message of AITER's
+    "[vllm] import [x] under y",  # another tag
+]
+
+
+@pytest.mark.parametrize("line", AITER)
+def test_aiter_message(line: str) -> None:
+    assert classify(line) == "library-source"
+
+
+@pytest.mark.parametrize("line", NOT_AITER)
+def test_not_aiter_message(line: str) -> None:
+    assert classify(line) is None

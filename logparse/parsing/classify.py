@@ -6,7 +6,8 @@ Kinds (`Coverage.classified` counts them; the lines stay `Unparsed` for every ot
 tracebacks and commands still assemble across them):
 - `sglang-source`: a message SGLang's own source prints (`grammar/sourcemsgs.py`);
 - `library-source`: a message of a library SGLang runs on, as that library's source prints it
-  (torch, transformers, uvicorn, …: the other files of `grammars/source-messages/`);
+  (torch, transformers, uvicorn, …: the other files of `grammars/source-messages/`), also after AITER's
+  `[aiter] ` tag (its logger prints no level);
 - `python-warning`: the location line Python's `warnings` module prints before a warning's
   source line (`/path/file.py:12: UserWarning: …`): its shape is the `warnings` format, whoever warns;
 - `progress-bar`: a tqdm bar of any library (`desc: 42%|████ | 5/12 [00:01<00:02, 3.1it/s]`), with
@@ -512,6 +513,10 @@ def classify(text: str) -> str | None:
     if is_source_message(body):
         return "sglang-source"
     if is_library_message(body):
+        return "library-source"
+    # AITER (SGLang's ROCm kernels) logs as `[aiter] %(message)s`, the level not printed: its own message after
+    # the tag (`[aiter] import [module_aiter_enum] under /sgl-workspace/aiter/aiter/jit/module_aiter_enum.so`)
+    if body.startswith("[aiter] ") and is_library_message(body[8:].lstrip()):
         return "library-source"
     if is_cut_envelope(body) or is_cut_source_message(body):
         return "cut-line"
