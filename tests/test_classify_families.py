@@ -342,3 +342,25 @@ def test_aiter_message(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_AITER)
 def test_not_aiter_message(line: str) -> None:
     assert classify(line) is None
+
+
+# A compiler driver's own warning in a JIT kernel build (warnings and notes only).
+COMPILER_WARNING = [
+    # ROCm/aiter#416 (one thread: AITER's JIT build of module_aiter_enum, the same warning per source file)
+    "clang++: warning: argument unused during compilation: '-c' [-Wunused-command-line-argument]",
+    "clang++: warning: argument unused during compilation: '-c' [-Wunused-command-line-argument] ",
+]
+NOT_COMPILER_WARNING = [
+    "clang++: error: no such file or directory: 'x.cpp'",  # the compiler's error: a gap to see
+    "clang++ warning is harmless here",  # prose about it
+]
+
+
+@pytest.mark.parametrize("line", COMPILER_WARNING)
+def test_compiler_driver_warning(line: str) -> None:
+    assert classify(line) == "library-text"
+
+
+@pytest.mark.parametrize("line", NOT_COMPILER_WARNING)
+def test_not_compiler_driver_warning(line: str) -> None:
+    assert classify(line) is None

@@ -51,7 +51,8 @@ tracebacks and commands still assemble across them):
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
   faulthandler's `Extension modules: … (total: N)`, Hydra's `Set the environment variable HYDRA_FULL_ERROR=1 …`,
-  the body of Ray's ActorDiedError `The actor is dead because its worker process has died. …`);
+  the body of Ray's ActorDiedError `The actor is dead because its worker process has died. …`, a
+  compiler driver's warning in a JIT build `clang++: warning: …`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
   envelope alone, vLLM's / torch's cut inside the file name, uvicorn's after the level; glog's,
@@ -289,6 +290,10 @@ _LIBRARY_TEXT = lazy_compile(
     # was declared but never referenced`, `Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"`
     r"|\S+\(\d+\): warning #\d+-D: \S"
     r'|Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"\s*$'
+    # a compiler driver's own warning in a JIT build (AITER's, DeepGEMM's, flashinfer's kernels):
+    # `clang++: warning: argument unused during compilation: '-c' [-Wunused-command-line-argument]`;
+    # warnings and notes only, so a compiler's error stays a gap that shows
+    r"|(?:clang\+\+|clang|g\+\+|gcc|c\+\+|hipcc|nvcc|amdclang\+\+|ld(?:\.lld)?): (?:warning|note): \S"
     # Rust's panic handler's advice after a panic's first line (sglang-router is Rust)
     r"|note: run with `RUST_BACKTRACE=(?:1|full)` environment variable to display a backtrace\s*$"
     # faulthandler's list after a fatal error's traceback (CPython ≥ 3.11): `Extension modules:
