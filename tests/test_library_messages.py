@@ -212,3 +212,13 @@ def test_files_key_reads_the_files_only_when_they_changed(tmp_path: Path, monkey
     assert changed != first and len(reads) == 3
     # A file that is gone: computed from the contents (the caller's parts), nothing remembered.
     assert files_key("tag", [str(a), str(tmp_path / "missing.txt")], lambda: [b"x"]) == content_key([b"x"])
+
+
+def test_dynamo_workers_messages_are_a_librarys() -> None:
+    # NVIDIA Dynamo running an SGLang worker (sgl-project/sglang#30242, dev/o-014): its own
+    # register.py messages, from grammars/source-messages/ai-dynamo.txt.
+    from logparse.parsing.classify import classify
+
+    assert classify("Successfully registered LLM with runtime config") == "library-source"
+    assert classify("Model registration succeeded; processing queued requests") == "library-source"
+    assert classify("Model registration failed; dropping queued requests") is None
