@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
+from logparse.parsing.candidates import Hits
 from tests.test_perf_linear import counting
 
 _SHARED = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "shared-dev"
 
 
-class _CountedList(list):  # type: ignore[type-arg]
-    """A candidate list that counts the elements iterated over (a slice is a plain list)."""
+class _CountedHits(Hits):
+    """A code's candidates that count the elements iterated over (a bisected slice is not)."""
 
     counts: Counter[str] | None = None
 
@@ -43,7 +44,8 @@ class _Derived(dict):  # type: ignore[type-arg]
         if key == "message_candidates":
             wrapped = {}
             for code, lines in value.items():
-                counted = _CountedList(lines)
+                counted = _CountedHits()
+                counted.lines, counted.texts = lines.lines, lines.texts
                 counted.counts = self.counts
                 wrapped[code] = counted
             value = wrapped

@@ -12,7 +12,7 @@ from logparse.model.events import Event, ExceptionLine, Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.model.linesets import LineSet
 from logparse.model.text import mask_numbers
-from logparse.parsing.candidates import message_candidates
+from logparse.parsing.candidates import Hits, message_candidates
 from logparse.rules.registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -112,15 +112,14 @@ class RuleContext:
 
     # ------------------------------------------------------------------ catalog messages
 
-    def _message_candidates(self) -> dict[str, list[tuple[int, str]]]:
+    def _message_candidates(self) -> dict[str, Hits]:
         """code → the kept lines (line, text) that hold one of its needles, in file order: one pass
         of the catalog's needle prefilter over the kept lines, shared with the run model — less the
         lines whose text is quoted rather than printed (`_quoted_lines`)."""
-        cands: dict[str, list[tuple[int, str]]] | None = self.__dict__.get("_candidates")
+        cands: dict[str, Hits] | None = self.__dict__.get("_candidates")
         if cands is None:
             quoted = self._quoted_lines()
-            cands = {code: [c for c in lines if c[0] not in quoted] if quoted else lines
-                     for code, lines in message_candidates(self.log).items()}
+            cands = {code: hits.without(quoted) for code, hits in message_candidates(self.log).items()}
             self.__dict__["_candidates"] = cands
         return cands
 
@@ -156,7 +155,9 @@ class RuleContext:
         if self.log.unanchored or sources:
             from logparse.parsing.quoting import is_code, quoted_lines
 
-            asked = {no for found in message_candidates(self.log).values() for no, _ in found}
+            asked: set[int] = set()
+            for found in message_candidates(self.log).values():
+                asked.update(found.lines)
             if self.log.unanchored:
                 lines |= quoted_lines(self.log.texts, self.log.unanchored, asked)
             asked_sources = [s.line for s in sources if s.line in asked]
