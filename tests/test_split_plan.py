@@ -129,3 +129,31 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(pipeline, "_stream_range", lambda *_a: os._exit(3))
     with pytest.raises(RuntimeError, match="exit code 3"):
         pipeline.parse_file(str(path), jobs=2)
+
+
+def test_the_worker_classifies_its_unparsed_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an unparsed message is (classifier, template) is computed by the process that parsed
+    the line: this process computes none of the worker's, and the coverage is the one-process one."""
+    from logparse.parsing import coverage
+
+    path = tmp_path / "a.log"
+    path.write_text("".join(f"some text no program prints, number {i}\n" for i in range(4000))
+                    + "".join(f"another unknown sentence of the second half {i}\n" for i in range(4000)))
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 1)
+    seen: list[str] = []
+    real = coverage.line_hit
+
+    def spy(text: str) -> Any:
+        seen.append(text)
+        return real(text)
+
+    # (the worker, forked inside parse_file, inherits the spy, but its calls land in its own copy
+    # of `seen`: this list holds this process's calls only)
+    monkeypatch.setattr(pipeline, "line_hit", spy)
+    monkeypatch.setattr(coverage, "line_hit", spy)
+    split_log = pipeline.parse_file(str(path), jobs=2)
+    assert seen and not any(t.startswith("another unknown") for t in seen)
+    one = pipeline.parse_file(str(path), jobs=1)
+    for attr in ("recognized", "unparsed", "total"):
+        assert getattr(split_log.coverage, attr) == getattr(one.coverage, attr)
+    assert split_log.coverage.templates == one.coverage.templates

@@ -58,6 +58,13 @@ def template_of(text: str) -> str:
     return t[:MAX_TEMPLATE_CHARS]
 
 
+def line_hit(text: str) -> tuple[str | None, str | None]:
+    """What an unparsed line's message is: (its kind, None) or (None, its template). A pure
+    function of the text, so a worker process may compute it for its lines (`Coverage.primed`)."""
+    kind = classify(text)
+    return kind, template_of(text) if kind is None else None
+
+
 @dataclass
 class Coverage:
     total: int = 0
@@ -74,6 +81,9 @@ class Coverage:
     _last_classified: tuple[int, str] | None = None
     # Text → (kind, None) or (None, template) of lines seen (MEMO_ENTRIES): not part of the result.
     _memo: dict[str, tuple[str | None, str | None]] = field(default_factory=dict, repr=False, compare=False)
+    # `line_hit` answers a worker process computed for the chunk of its lines being fed (`--jobs`:
+    # the classifier then runs where the lines were parsed, not serially here).
+    primed: dict[str, tuple[str | None, str | None]] = field(default_factory=dict, repr=False, compare=False)
     # Unknown lines as (number, text, template, enveloped) in file order (MAX_PENDING), for `settle`.
     _pending: list[tuple[int, str, str, bool]] = field(default_factory=list, repr=False, compare=False)
     # Numbers of the lines classify() knew (MAX_PENDING), for `settle`: a wrapped repr's pieces.
@@ -85,6 +95,7 @@ class Coverage:
         # A pickled coverage (a worker's or a fleet's result) carries its counts, not the memo.
         state = self.__dict__.copy()
         state["_memo"] = {}
+        state["primed"] = {}
         state["_pending"] = []
         state["_known_lines"] = set()
         return state
@@ -97,8 +108,9 @@ class Coverage:
         memo = self._memo
         hit = memo.get(text)
         if hit is None:
-            kind = classify(text)
-            hit = (kind, template_of(text) if kind is None else None)
+            hit = self.primed.get(text) if self.primed else None
+            if hit is None:
+                hit = line_hit(text)
             if len(text) <= MEMO_TEXT_CHARS:
                 if len(memo) >= MEMO_ENTRIES:
                     memo.clear()

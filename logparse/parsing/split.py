@@ -90,7 +90,7 @@ CHUNK_LINES = 8192
 
 
 class Worker:
-    """One worker process and the queue it reports on: ("rest", [tuples]) as many times as it
+    """One worker process and the queue it reports on: ("rest", chunk) as many times as it
     has chunks, then ("part", part) or ("error", exception)."""
 
     def __init__(self, target: Callable[..., None], *args: Any) -> None:
