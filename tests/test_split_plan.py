@@ -157,3 +157,23 @@ def test_the_worker_classifies_its_unparsed_lines(tmp_path: Path, monkeypatch: p
     for attr in ("recognized", "unparsed", "total"):
         assert getattr(split_log.coverage, attr) == getattr(one.coverage, attr)
     assert split_log.coverage.templates == one.coverage.templates
+
+
+def test_this_process_takes_less_of_a_log_it_will_run_much_stage_2_for(tmp_path: Path) -> None:
+    """The first range shrinks with the share of lines that are not stats or access lines (stage 2
+    of every range runs here); a log of nothing but stats lines is shared evenly."""
+    hot, cold = tmp_path / "hot.log", tmp_path / "cold.log"
+    stats = ("[2026-04-14 09:15:00 TP0] Decode batch, #running-req: 4, #token: 9, token usage: 0.1, "
+             "gen throughput (token/s): 1.0, #queue-req: 0\n")
+    hot.write_text(stats * 4000)
+    cold.write_text("".join(f"a line no program prints, number {i:06d} of the test log here\n" for i in range(4000)))
+    for path in (hot, cold):
+        sizes = [e - s for s, e in split.plan(str(path), 2, 1)]
+        assert len(sizes) == 2
+        if path is hot:
+            assert abs(sizes[0] - sizes[1]) <= len(stats)  # even
+        else:
+            assert sizes[0] < 0.6 * sizes[1]  # this process keeps its time for the stage 2 of both
+    assert split.main_share(0.0, 2) == 1.0
+    assert split.main_share(0.5, 2) < split.main_share(0.2, 2) < 1.0
+    assert split.main_share(1.0, 4) > 0  # always some bytes of its own

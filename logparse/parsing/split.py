@@ -10,8 +10,9 @@ Three choices keep the serial part small:
   half the file, ~0.2 s at 1M lines, before any worker began);
 - this process does not wait idle for parts to come back pickled: it parses the first range,
   so one part fewer is pickled, and runs stage 2 of the workers' chunks while they still read;
-- its range is smaller by about what stage 2 of all ranges costs it (`MAIN_SHARE`), so that it
-  and the workers end together; what is left serial is the rules and the rendering.
+- its range is smaller by about what stage 2 of all ranges costs it (`main_share`, from the share
+  of lines that are not stats or access lines where the cut falls), so that it and the workers
+  end together; what is left serial is the rules and the rendering.
 """
 
 from __future__ import annotations
@@ -23,10 +24,39 @@ from typing import Any
 
 from logparse.io.gunzip import GZIP_MAGIC
 
-# This process's share of the bytes, relative to one worker's (1.0): it also runs stage 2 of the
-# workers' lines, ~13 % of a failure-heavy log's parse (next to nothing on a serving-heavy one).
-MAIN_SHARE = 0.8
 _BLOCK = 1 << 20
+# This process's share of the bytes, relative to one worker's, comes from what stage 2 will cost
+# it: stage 2 runs here for every range, on the lines that are not stats or access lines (a
+# serving-heavy log has next to none, one of mostly start-up or foreign text ~half its lines).
+# The share of such "cold" lines is sampled where the first cut will fall (`_SAMPLE` bytes, a few
+# thousand lines); each costs stage 2 about STAGE2_WEIGHT of a line's whole parse (measured at 1M
+# lines: unrecognized and startup-heavy logs, the classifier running in the workers). Only how the
+# work is shared depends on it, never what is parsed.
+STAGE2_WEIGHT = 0.65
+_SAMPLE = 1 << 18
+_HOT_MARKERS = (b"Decode batch", b"Prefill batch", b'HTTP/1.1"')
+# This process keeps at least this share of the first cut's bytes (a log of nothing but cold lines).
+_MIN_FIRST = 0.1
+
+
+def _cold_share(fh: object, size: int, at: int) -> float:
+    """The share of lines around byte `at` that are neither stats nor access lines."""
+    fh.seek(max(0, at - _SAMPLE // 2))  # type: ignore[attr-defined]
+    block: bytes = fh.read(_SAMPLE)  # type: ignore[attr-defined]
+    lines = block.split(b"\n")[1:-1]  # the first and last may be cut
+    if not lines:
+        return 0.0
+    return sum(1 for line in lines if not any(m in line for m in _HOT_MARKERS)) / len(lines)
+
+
+def main_share(cold: float, jobs: int) -> float:
+    """This process's bytes relative to one worker's, so that it and the workers end together:
+    it parses its range whole (cost 1 a byte) and runs stage 2 of every other range (r = cold x
+    STAGE2_WEIGHT a byte), a worker parses its range (cost ~1 a byte, the classifier included)."""
+    r = cold * STAGE2_WEIGHT
+    w = 1.0 / (jobs - 1)
+    first = max(_MIN_FIRST * w, (w - r) / (1.0 - r + w))  # this process's fraction of the file
+    return first * (jobs - 1) / (1.0 - first)
 
 
 def plan(path: str, jobs: int, min_bytes: int) -> list[tuple[int, int]]:
@@ -43,7 +73,8 @@ def plan(path: str, jobs: int, min_bytes: int) -> list[tuple[int, int]]:
             if fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
                 return []
             size = st.st_size
-            weights = [MAIN_SHARE] + [1.0] * (jobs - 1)
+            share = main_share(_cold_share(fh, size, size // jobs), jobs)
+            weights = [share] + [1.0] * (jobs - 1)
             starts = [0]
             for k in range(1, jobs):
                 cut = int(size * sum(weights[:k]) / sum(weights))
