@@ -176,6 +176,21 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
                 remedy = (f"read {tb.exc_type} at {where or 'the last frame'}: it was raised while capturing CUDA graphs; "
                           "`--disable-cuda-graph` confirms it (or lower `--cuda-graph-max-bs` to skip the failing "
                           "batch sizes), then report it upstream with this traceback")
+        if tb.exc_type in _IMPORT_ERRORS and main_top_level(tb):
+            # The launching program could not import a dependency while it loaded (a version of a
+            # package SGLang imports that lacks the name, or no such package): no server process
+            # ran, so nothing crashed — an installation problem, reported without a guessed root.
+            module = _missing_module(msg)
+            data.update(process="main", import_failure=True, module=module)
+            pkg = module.split(".", 1)[0] if module else None
+            message = (f"The main process could not import {'`' + module + '`' if module else 'a dependency'} "
+                       f"while it loaded ({tb.exc_type}: {short(msg, 160)}){at}")
+            remedy = ((f"install the `{pkg}` version your sglang release pins (`pip show sglang` names its "
+                       f"requirements; `pip install --force-reinstall \"sglang==<your version>\"` restores them), "
+                       f"or the sglang release written for the `{pkg}` you have")
+                      if pkg else "install the dependency versions your sglang release pins")
+            return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data,
+                               severity=Severity.WARNING)
         died = ctx.match("scheduler-died-exit-code", msg)
         if died and isinstance(died.get("exit_code"), int):
             code = died["exit_code"]
@@ -202,6 +217,22 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
                                severity=Severity.WARNING)
     message = message[0].upper() + message[1:]
     return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data)
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _missing_module(message: str) -> str | None:
+    """The module an import error names: `cannot import name 'x' from 'pkg.mod' (…)` → `pkg.mod`,
+    `No module named 'pkg.mod'` → `pkg.mod` (CPython's two wordings, every 3.x)."""
+    for head in ("' from '", "No module named '"):
+        at = message.find(head)
+        if at >= 0:
+            rest = message[at + len(head):]
+            end = rest.find("'")
+            if end > 0:
+                return rest[:end]
+    return None
 
 
 def _native_crash_finding(ctx: RuleContext, tb: Traceback, signal: ShellSignal, where: str) -> Finding:
@@ -259,7 +290,9 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     the timeout period`, `Server process terminated unexpectedly.`: readiness evidence) or a
     traceback that says, or follows a record saying, the real error is shown elsewhere
     (`Initialization failed. Please see the error messages above.`); a cut traceback of the
-    launching program's top level is a warning (no root guessed).
+    launching program's top level is a warning (no root guessed), and so is the launching program's
+    failure to import a dependency while it loads (`ImportError` / `ModuleNotFoundError` raised at
+    module level: no server process ran; the remedy names the package).
 
     **Why it matters**
     The process is gone and the server with it. When the exception line is missing, the excerpt
