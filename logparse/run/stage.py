@@ -24,6 +24,9 @@ _STARTUP_FUNCS = frozenset({
     "capture_one_batch_size",
     # 0.1.x: the router process builds its model workers here; its serving loop is loop_for_forward.
     "start_router_process",
+    # A quantization method chosen, its weights created and post-processed as each layer is built
+    # and loaded (sglang/srt/layers/quantization/*, every release that has them): model construction.
+    "get_quant_method", "create_weights", "process_weights_after_loading",
 })
 _PROCESS_ENTRY_FUNCS = frozenset({
     "run_scheduler_process", "run_detokenizer_process", "run_data_parallel_controller_process",
