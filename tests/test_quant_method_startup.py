@@ -17,6 +17,7 @@ TAIL = """  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/layers/quan
     return CompressedTensorsW8A8Int8(
 NameError: name 'CompressedTensorsW8A8Int8' is not defined. Did you mean: 'CompressedTensorsW8A8Fp8'?
 """
+# constructed (not a pasted log): the post-load step of fp8.py's quantization method
 WEIGHTS = """Traceback (most recent call last):
   File "/sgl-workspace/sglang/python/sglang/srt/layers/quantization/fp8.py", line 412, in process_weights_after_loading
     layer.weight_scale = torch.nn.Parameter(weight_scale, requires_grad=False)
