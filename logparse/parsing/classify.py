@@ -33,7 +33,8 @@ tracebacks and commands still assemble across them):
   `<details>` tags, an elision mark `...` the paster left, a bold label `**Model**: …`);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
   `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`,
-  `time`'s and `date`'s reports, `nvidia-smi topo -m`'s matrix and legend);
+  `time`'s and `date`'s reports, `nvidia-smi topo -m`'s matrix and legend, docker compose's
+  `sglang-1 exited with code 137`);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
@@ -127,6 +128,8 @@ _SHELL_OUTPUT = lazy_compile(
     r"|\[\d+/\d+\] (?:/\S+ |(?:c\+\+|g\+\+|gcc|clang(?:\+\+)?|nvcc|hipcc|ld|ar|Building|Linking|Compiling) )"
     # `tail`/`head` on several files: `==> sglang.log <==`; docker compose's `Attaching to sglang-1, router-1`
     r"|==> .+ <==\s*$|Attaching to [\w.-]+(?:, [\w.-]+)*\s*$"
+    # docker compose's own report that a service's container ended (`sglang-1 exited with code 137`)
+    r"|[A-Za-z0-9][\w.-]* exited with code -?\d+\s*$"
     # zsh's job report, as bash's above: `zsh: killed     python3 -m sglang.launch_server …`
     r"|zsh: (?:killed|terminated|suspended|done|exit \d+|segmentation fault|abort)\b +\S.*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line

@@ -340,6 +340,8 @@ class FactsView:
             m = re.search(r"exit code:? (-?\d+)", text)
             if m:
                 out.update(present(exit_code=to_int(m.group(1))))
+            elif (code := self._container_exit_code()) is not None:
+                out["exit_code"] = code
         m = re.search(r"\[Errno (\d+)\]", text)
         if m:
             out.update(present(errno=to_int(m.group(1))))
@@ -356,6 +358,24 @@ class FactsView:
         if m:
             out.update(present(quant_block=to_int(m.group(1))))
 
+
+    def _container_exit_code(self) -> int | None:
+        """The exit code docker compose reports for the first container that ended (catalog
+        container-exited: `sglang-1 exited with code 1`, printed by compose, not the container)."""
+        from logparse.grammar.messages import catalog
+
+        spec = catalog().specs.get("container-exited")
+        if spec is None:
+            return None
+        texts = self.log.texts
+        for n in sorted(texts):
+            line = texts[n]
+            if "exited with code" not in line:  # the literal: most lines are rejected here
+                continue
+            fields = spec.match(line)
+            if fields and fields.get("exit_code") is not None:
+                return int(fields["exit_code"])
+        return None
 
     def _cuda_error_in_lines(self) -> str | None:
         """A CUDA error printed outside a traceback: a C++ `what():`, a c10d line, a kernel library's
