@@ -88,21 +88,21 @@ def test_new_labels_are_well_formed() -> None:
     assert not bad, "\n".join(bad)
 
 
-# Floors measured at the end of the session that last grew the corpus (issue 9, session 9: 512
-# cases; the split table is in the closing note): a change that lowers any of them is a
-# regression. They are guards, not targets: the holdout's are here so that its drop is seen,
+# Floors measured at the end of the session that last grew the corpus (issue 9, session 10: 602
+# cases; the split table is in the closing note and the README): a change that lowers any of them
+# is a regression. They are guards, not targets: the holdout's are here so that its drop is seen,
 # never to tune rules to it, and a new unseen case that lowers a score stays (a case is never
 # kept or dropped by how logdiag does on it: the floor moves instead). `forbidden` is the most
 # forbidden findings a split may fire: the holdout's 6 are what unseen logs still show (its cases
 # are not looked at, so they are not fixed one by one); the development splits fire none.
-# Session 9 kept every development case but a-031 passing (dev 312: root, expect, outcome 100 %,
-# facts 99.8 %, recognized 99.21 %); the holdout (149, three of them new and
-# unseen) measured root 88.6 %, expect 94.0 %, outcome 85.1 %, facts 91.5 %, recognized 93.74 %
-# (session 8's 146: 88.4 / 93.8 / 85.9 / 92.0 / 93.65 %).
+# Session 10 added 90 cases (63 dev, 27 holdout); dev 375 measured root 99.2 %, expect 99.5 %,
+# outcome 98.6 %, facts 98.8 %, recognized 98.39 % (7 known misses, fixtures/corpus/known-misses.json);
+# the holdout 176 measured root 89.8 %, expect 94.3 %, outcome 86.7 %, facts 91.1 %, recognized
+# 95.18 % (session 9's 149: 88.6 / 94.0 / 85.1 / 91.5 / 93.74 %).
 FLOORS: dict[str, dict[str, float]] = {
     "shared": {"root": 1.0, "expect": 1.0, "outcome": 1.0, "facts": 1.0, "recognized": 0.99},
-    "dev": {"root": 0.99, "expect": 0.99, "outcome": 0.99, "facts": 0.99, "recognized": 0.99},
-    "holdout": {"root": 0.88, "expect": 0.93, "outcome": 0.85, "facts": 0.91, "recognized": 0.93},
+    "dev": {"root": 0.99, "expect": 0.99, "outcome": 0.98, "facts": 0.98, "recognized": 0.98},
+    "holdout": {"root": 0.89, "expect": 0.94, "outcome": 0.86, "facts": 0.91, "recognized": 0.95},
 }
 FORBIDDEN_MAX: dict[str, int] = {"shared": 0, "dev": 0, "holdout": 6}
 
