@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, MutableMapping, ValuesView
 from typing import Any
 
-__all__ = ["LineTexts"]
+__all__ = ["LineTexts", "lines_in_order"]
 
 
 class LineTexts(MutableMapping[int, str]):
@@ -131,3 +131,12 @@ class _Values(ValuesView[str]):
 
 
 _MISSING = object()
+
+
+def lines_in_order(texts: Mapping[int, str]) -> Iterable[tuple[int, str]]:
+    """(line, text) pairs in line order: a `LineTexts` as it is kept (no lookup per line: each
+    costs a bisection), any other mapping sorted."""
+    if isinstance(texts, LineTexts):
+        return texts.items()
+    return sorted(texts.items())
+

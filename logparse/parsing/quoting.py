@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 
 from logparse.model.lazyre import lazy_compile
 from logparse.parsing.classify import classify, paste_kind
+from logparse.parsing.linetexts import lines_in_order
 
 __all__ = ["is_code", "quoted_lines"]
 
@@ -117,7 +118,10 @@ def quoted_lines(texts: Mapping[int, str], unanchored: Iterable[int], asked: Ite
     wanted = set(asked).intersection(unanchored)
     if not wanted:
         return set()
-    fences = sorted(no for no in unanchored if "``" in (t := texts.get(no, "")) or "~~" in t)
+    # (The kept texts in line order, tested for the fence literals first: a lookup per unanchored
+    # line costs a bisection in `LineTexts`, and most lines hold neither literal.)
+    anchorless = unanchored if isinstance(unanchored, (set, frozenset)) else set(unanchored)
+    fences = [no for no, t in lines_in_order(texts) if ("``" in t or "~~" in t) and no in anchorless]
     quoted = _outside_fences(texts, fences, sorted(wanted)) if fences else set()
     for no in wanted - quoted:
         text = texts.get(no, "")

@@ -34,6 +34,7 @@ from logparse.model.events import (
 from logparse.model.codes import KnownCode
 from logparse.model.numbers import present, to_int
 from logparse.parsing import colstats
+from logparse.parsing.linetexts import lines_in_order
 from logparse.parsing.records import root_exception
 from logparse.run.oom import oom_numbers
 from logparse.run.ranks import is_sglang_rank
@@ -287,8 +288,7 @@ class FactsView:
         if spec is None:
             return None
         texts = self.log.texts
-        for n in sorted(texts):
-            line = texts[n]
+        for _n, line in lines_in_order(texts):
             if "apabilit" not in line:  # every wording's literal; most lines are rejected here
                 continue
             fields = spec.match(line)
@@ -368,8 +368,7 @@ class FactsView:
         if spec is None:
             return None
         texts = self.log.texts
-        for n in sorted(texts):
-            line = texts[n]
+        for _n, line in lines_in_order(texts):
             if "exited with code" not in line:  # the literal: most lines are rejected here
                 continue
             fields = spec.match(line)
@@ -384,8 +383,7 @@ class FactsView:
             if (v := _cuda_error(t.what)) is not None:
                 return v
         texts = self.log.texts
-        for n in sorted(texts):
-            line = texts[n]
+        for _n, line in lines_in_order(texts):
             if ("uda" in line or "CUDA" in line) and (v := _cuda_error(line)) is not None:
                 return v
         return None

@@ -4,6 +4,7 @@ reached, and for how long."""
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ from logparse.model.events import (
 )
 from logparse.model.findings import Finding
 from logparse.model.text import dated_timestamps, short
+from logparse.parsing.linetexts import lines_in_order
 from logparse.rules.context import RuleContext
 from logparse.rules.registry import lookup, rule
 from logparse.run.model import run_of
@@ -76,8 +78,8 @@ def _end_ts(ctx: RuleContext) -> datetime | None:
             if best is not None and (ts := from_epoch(best)) is not None:
                 stamps.append(ts)
     # Unrecognised lines keep only their text: read a timestamp from the last few of them.
-    for n in sorted(ctx.log.texts)[-50:]:
-        stamps.extend(dated_timestamps(ctx.log.texts[n]))
+    for _n, text in deque(lines_in_order(ctx.log.texts), maxlen=50):
+        stamps.extend(dated_timestamps(text))
     dated = [t for t in stamps if t.year > 1900]
     pool = dated or stamps
     return max(pool) if pool else None
