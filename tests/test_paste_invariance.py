@@ -146,6 +146,10 @@ KNOWN_DIFFERENT: dict[tuple[str, str], str] = {
     "'Kernel task happen error, retCode=…') is read as traceback source by indentation; no NPU template exists yet",
     ("indent-stripped", "dev/i-032"): "a double-spaced Ray driver traceback: with the indentation stripped, its "
     "source lines and caret lines are bare code text",
+    ("indent-stripped", "dev/o-020"): "bench_serving's '--cache-report' rows ('  Device: 50%', '  Storage "
+    "(MooncakeStore): 12%') are known only by their indentation under the 'Cache Hits Details' heading",
+    ("indent-stripped", "dev/q-015"): "jq's pretty-printed members ('  \"errors\": [],', '  \"http://…\"') are known "
+    "only by their indentation inside the printed JSON; stripped, they are bare quoted strings",
 }
 
 # The unrecognised-line count may move by one line or this share of the log's lines.
