@@ -156,6 +156,26 @@ def test_damaged_numbers_agree_between_jobs(tmp_path: Path, monkeypatch: pytest.
     assert len(one.decode) == len(two.decode) == 6002
 
 
+@pytest.mark.parametrize("line", [pytest.param(RETRACT.format("inf"), id="retraction-count"),
+                                  pytest.param(RETRACT.replace("0.1845", "0.1845 ##[error]x"), id="retraction-ratio"),
+                                  pytest.param(RAY.format("9" * 40), id="ray-prefix")])
+def test_each_damaged_occurrence_counts_in_every_run(tmp_path: Path, line: str) -> None:
+    """A damaged line read three times counts three times its own damage, and the next run of
+    the same process counts the same: the fast path's memo and envelope cache skip the
+    conversions on a hit, so they must never keep a result whose reading counted damage (found
+    by the fuzz suite: a second in-process run reported 0 where the first reported 1)."""
+    from logparse.parsing import pipeline
+
+    single, log = tmp_path / "one.log", tmp_path / "run.log"
+    single.write_text(line + "\n", encoding="utf-8")
+    log.write_text("\n".join([line, *_good_decodes(2), line, line]) + "\n", encoding="utf-8")
+    once = pipeline.parse_file(str(single), jobs=1).report.damaged_numbers
+    first = pipeline.parse_file(str(log), jobs=1).report.damaged_numbers
+    again = pipeline.parse_file(str(log), jobs=1).report.damaged_numbers
+    assert once > 0
+    assert first == again == 3 * once
+
+
 # ------------------------------------------------------------------------------ the parsers
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.cache import FASTPATH_FORMAT
+from logparse.model import numbers
 from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix
 
 if TYPE_CHECKING:
@@ -422,6 +423,7 @@ class FastPath:
         self._shapes_at: dict[str, list[_Shape]] = {}
         self._stats_at: dict[str, list[_StatsShape]] = {}
         self._memo: dict[str, ParsedLine] = {}
+        self._mark = 0  # the damage counter when the line being parsed started (`_remember`)
         self._stats_callbacks: dict[str, Any] = dict(getattr(transformer, "STATS_CALLBACKS", {}))
         # Stats and access lines are not remembered: their texts do not repeat (times, values),
         # and their shapes must still be learned from them.
@@ -545,15 +547,26 @@ class FastPath:
         if shape.alt.name in self._unshared:
             return self._from_shape(shape, m)
         known = self._memo.get(text)
-        return known if known is not None else self._remember(text, self._from_shape(shape, m))
+        if known is not None:
+            return known
+        self._mark = numbers.damaged()
+        return self._remember(text, self._from_shape(shape, m))
 
     def envelope(self, prefix: str, value: str) -> Any:
         """The Envelope of a prefix token (cached: a pure function of the text)."""
         env = self._env_cache.get(value)
-        if env is None:
+        return env if env is not None else self._new_envelope(prefix, value)
+
+    def _new_envelope(self, prefix: str, value: str) -> Any:
+        """A prefix's Envelope, kept for its text unless reading it counted damage (a 5,000-digit
+        rank tag): a cache hit skips the conversion, and each occurrence of a damaged field must
+        be counted (`model/numbers.py`), in this run and in the next one of the same process."""
+        before = numbers.damaged()
+        env = self._prefix[prefix]([value])
+        if numbers.damaged() == before:
             if len(self._env_cache) > 50_000:
                 self._env_cache.clear()
-            env = self._env_cache[value] = self._prefix[prefix]([value])
+            self._env_cache[value] = env
         return env
 
     def _decay(self) -> None:
@@ -582,7 +595,11 @@ class FastPath:
         self._shapes_at, self._stats_at = shapes, stats
 
     def _remember(self, text: str, out: Any) -> Any:
-        """Keep a parsed line's result for its text (`_MEMO_SIZE`), when it can be shared."""
+        """Keep a parsed line's result for its text (`_MEMO_SIZE`), when it can be shared and
+        reading it counted no damage since `_mark` (a hit skips the conversions: a damaged field
+        repeated, or read again by the next run of this process, must be counted each time)."""
+        if numbers.damaged() != self._mark:
+            return out
         if type(out) is tuple and len(out) == 3 and type(out[2]) is dict:
             immutable = _IMMUTABLE
             for value in out[2].values():
@@ -601,9 +618,7 @@ class FastPath:
             value = m.group("pfx")
             env = self._env_cache.get(value)
             if env is None:
-                if len(self._env_cache) > 50_000:
-                    self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[shape.prefix]([value])
+                env = self._new_envelope(shape.prefix, value)
         alt = shape.alt
         if alt.plain:
             tokens = [m.group(g) for g, _ in alt.kept]
@@ -660,15 +675,14 @@ class FastPath:
             value = m.group("pfx")
             env = self._env_cache.get(value)
             if env is None:
-                if len(self._env_cache) > 50_000:
-                    self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[fused.prefix]([value])
+                env = self._new_envelope(fused.prefix, value)
         cls, kw = fused.fields(m.group("k0"), fused.build(m.groups()[fused.offset :]))
         if self._line_is_plain:
             return env, cls, kw  # what `line` returns, without building its children list
         return self._line([env, (cls, kw)] if env is not None else [(cls, kw)])
 
     def _parse(self, text: str) -> Any:
+        self._mark = numbers.damaged()  # `_remember` keeps only results that counted no damage
         hit = self._start.match(text, 0)
         if hit is None:
             # No terminal lark's lexer could start the line with: `line` fails to lex at 0 and
@@ -683,9 +697,7 @@ class FastPath:
             # second, same rank): cache them. A cleared cache costs only speed.
             env = self._env_cache.get(value)
             if env is None:
-                if len(self._env_cache) > 50_000:
-                    self._env_cache.clear()
-                env = self._env_cache[value] = self._prefix[name]([value])
+                env = self._new_envelope(name, value)
             hit = self._after_prefix.match(text, pos)
             if hit is None:
                 # No message can start here: the lexer of `line` fails right after the prefix.
