@@ -4,7 +4,9 @@ tags and a launcher's `[date time] [prog@<node,rank>]:` tag, stripped like any c
 Lines are quoted from public threads: fixtures/corpus/dev/f-012 (sgl-project/sglang#3065, mpirun
 with timestamps), fixtures/corpus/dev/f-042 (sgl-project/sglang#14691, the `/bin/sh@<0,0>` tag);
 the bare `[1,0]<stderr>:` tag is Open MPI's form without `--timestamp-output` (as pasted in
-public tracebacks such as `[1,0]<stderr>:Traceback (most recent call last):`).
+public tracebacks such as `[1,0]<stderr>:Traceback (most recent call last):`); Slurm's `srun
+--label` task number (`0: `, right-aligned as ` 3: ` among ten or more tasks) from
+fixtures/corpus/dev/q-016 (every line of an RL weight-update failure under srun).
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ WRAPPED = [
     ("2026-08-03T09:47:01Z [1,0]<stdout>:[2025-01-23 11:55:50 TP1] Load weight begin. avail mem=78.31 GB",
      "open-mpi", "mpi:1,0", "2026-08-03 09:47:01",
      "[2025-01-23 11:55:50 TP1] Load weight begin. avail mem=78.31 GB"),
+    ("0: [2025-03-05 03:55:55 TP0] Scheduler hit an exception: Traceback (most recent call last):", "srun-label",
+     "srun:0", None, "[2025-03-05 03:55:55 TP0] Scheduler hit an exception: Traceback (most recent call last):"),
+    ('0:   File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83, in wrapper',
+     "srun-label", "srun:0", None,
+     '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83, in wrapper'),
+    (" 3: [rank3]:[W305 03:55:35.242042106 socket.cpp:462] [c10d]", "srun-label", "srun:3", None,
+     "[rank3]:[W305 03:55:35.242042106 socket.cpp:462] [c10d]"),
+    ("12: torch.distributed.DistBackendError: NCCL error", "srun-label", "srun:12", None,
+     "torch.distributed.DistBackendError: NCCL error"),
     (F042, "launcher-tag", "tag:/bin/sh@0,0", "2025-12-08 15:20:22",
      '  File "/sgl-workspace/sglang/python/sglang/srt/layers/attention/flashmla_backend.py", '
      "line 410, in forward_extend"),
@@ -53,6 +64,13 @@ NOT_WRAPPED = [
     "[2025-12-08 15:20:22] [worker@host]: <stderr> was closed",
     "[12:00:01] [1,0] done",
     "Thu Jan 23 11:55:50 2025 [1,1] <stderr>: spaced, not Open MPI's glued tag",
+    # digits and a colon that are no task label: a clock, a zero-padded or signed number, a
+    # label with nothing after it, a dict member
+    "12:30:45 started",
+    "03: not a task id",
+    "-1: negative",
+    "7: ",
+    "1:2",
 ]
 
 
@@ -89,7 +107,7 @@ def test_open_mpi_tagged_scheduler_traceback_is_one_record(tmp_path: Path) -> No
 
 
 def test_dev_cases_with_launcher_tags_are_fully_read() -> None:
-    for name in ("f-012", "f-042"):
+    for name in ("f-012", "f-042", "q-016"):
         parsed = parse_file(str(FIXTURES / "corpus" / "dev" / f"{name}.log"))
         assert parsed.coverage.unparsed == 0, name
         assert parsed.of(Traceback), name

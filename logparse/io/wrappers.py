@@ -167,6 +167,10 @@ _OMPI_TS_RE = lazy_compile(
 # A launcher that stamps and tags every line of the command it runs, per node and rank:
 # `[2025-12-08 15:20:22] [/bin/sh@<0,0>]:   File "…"`. SGLang's own untagged envelope is
 # `[date time] message`; the `[program@<n,n>]:` tag after it is what tells them apart.
+# Slurm's `srun --label`: the task number before every line of its stdout/stderr, printed as
+# `%*d: ` (right-aligned to the widest task id: ` 3: ` among 16 tasks). Only before text a
+# writer prints: the rest starts with a non-blank, or with the blanks of a traceback's frame.
+_SRUN_LABEL_RE = lazy_compile(r" {0,4}(0|[1-9]\d{0,5}): (?=\S|  )")
 _LAUNCHER_TAG_RE = lazy_compile(r"\[" + _DATE + r"\] \[([^\]\s@]+)@<(\d+),(\d+)>\]: ?")
 
 # A progress bar a narrow terminal cut before its counts and rate, with the next record glued
@@ -293,6 +297,12 @@ def _match_prefix(s: str) -> _Prefix | None:
             kind = "k8s" if host else "iso-timestamp"
             return (kind, _iso_ts(m[1], m[2], m[3]), host, None, None, None, None, None, m.end())
         return None
+    if (c in _DIGITS or c == " ") and s.find(": ", 0, 12) > 0:
+        m = _SRUN_LABEL_RE.match(s)
+        if m:
+            return ("srun-label", None, m[1], None, None, None, None, None, m.end())
+        if c == " ":
+            return None
     if c in _DIGITS:
         sep = s[10:11]
         if sep == "T":
@@ -454,6 +464,8 @@ def _stream_of(kind: str, container: str | None, pid: int | None) -> str:
         return f"mpi:{container}"
     if kind == "launcher-tag":
         return f"tag:{container}"
+    if kind == "srun-label":
+        return f"srun:{container}"
     if pid is not None:
         return f"pid:{pid}"
     return ""
@@ -474,7 +486,7 @@ def _is_envelope(s: str) -> bool:
 
 # Kinds whose prefix text is the same on every line of one writer (no timestamp): safe to
 # recognise again by plain string comparison.
-_REPEATING_KINDS = frozenset({"docker-compose", "ray", "markdown-quote", "kubectl"})
+_REPEATING_KINDS = frozenset({"docker-compose", "ray", "markdown-quote", "kubectl", "srun-label"})
 
 
 class Unwrapper:
