@@ -364,3 +364,68 @@ def test_compiler_driver_warning(line: str) -> None:
 @pytest.mark.parametrize("line", NOT_COMPILER_WARNING)
 def test_not_compiler_driver_warning(line: str) -> None:
     assert classify(line) is None
+
+
+# Session 11's families, from the dev cases' remaining unrecognized lines (each thread is that case's
+# source; fixtures/corpus/dev/<case>.source.json).
+SESSION_11 = [
+    # a zsh theme's prompt before a typed command: sgl-project/sglang#8557 (dev/q-015)
+    ("~/sglang-dlc ❯ curl http://127.0.0.1:30000/list_workers | jq .", "shell-command"),
+    ("~/sglang-dlc ❯ kubectl get po -n sglang -o wide", "shell-command"),
+    # a listing's header row: dev/q-015 (kubectl -o wide); llm-d/llm-d-benchmark#843 (`oc get pods`,
+    # `oc get hpa`); opendatahub-io/kserve#687 (`k get pods`)
+    ("NAME                             READY   STATUS    RESTARTS   AGE     IP                NODE"
+     "                                            NOMINATED NODE   READINESS", "shell-output"),
+    ("NAME                                                              READY   STATUS      RESTARTS   AGE",
+     "shell-output"),
+    ("NAME                              REFERENCE                                      TARGETS     MINPODS   "
+     "MAXPODS   REPLICAS   AGE", "shell-output"),
+    # the reporter's Python script: sgl-project/sglang#1127 (dev/p-028), decided by Python's parser
+    ('llm = LLM(model="meta-llama/Meta-Llama-3.1-405B-Instruct-FP8", tensor_parallel_size=8)', "python-source"),
+    ('prompts = ["Hello, my name is"]', "python-source"),
+    ("res = llm.generate(prompts)", "python-source"),
+    # a note typed as a C-style comment between pasted lines: sgl-project/sglang#22835 (dev/q-020)
+    ("// Prefill Node removed", "markdown"),
+    ("// Error ", "markdown"),
+    # Rust tracing's record cut before its stamp and level: the same thread (its next line keeps them:
+    # `2026-04-14 09:54:30  INFO smg::service_discovery: …/service_discovery.rs:555: Removing pod: …`)
+    ("smg::routers::http::pd_router: /sgl-workspace/sglang/sgl-model-gateway/src/routers/http/pd_router.rs:172: "
+     "Failed to select PD pair error=Policy consistent_hashing failed to select a prefill worker", "foreign-logger"),
+    # the flags a hard wrap moved to a line of their own: sgl-project/sglang-jax#204 (dev/k-020)
+    (".6B --trust-remote-code --random-seed=3 --skip-server-warmup --device=cuda --mem-fraction-static=0.5 "
+     "--max-prefill-tokens=4096 --xla-backend=cuda", "shell-command"),
+    # httpx's raise_for_status() pair in a trainer's rollout loop: THUDM/slime#683 (dev/q-003), #1148 (dev/q-017)
+    ("Error: Server error '503 Service Unavailable' for url 'http://10.78.210.151:4674/generate'", "library-text"),
+    ("For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... "
+     "(attempt 60/60, url=http://10.78.210.151:4674/generate, response=No available workers (all circuits open "
+     "or unhealthy))", "library-text"),
+    ("For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... "
+     "(attempt 33/60, url=http://10.146.225.228:3776/generate, response=No available workers (all circuits open "
+     "or unhealth", "library-text"),
+    # a compact-date logger under a Ray actor's prefix: areal-project/AReaL#140 (dev/q-013)
+    ("20250627-23:11:20.180 Generation Manager INFO: 0 requests are interrupted during updating weights for "
+     "server 16: http://10.48.2.224:36021", "foreign-logger"),
+    ("20250627-23:11:20.243 Generation Manager INFO: 8 requests are interrupted during updating weights for "
+     "server 17: http://10.48.2.224:38369", "foreign-logger"),
+]
+NOT_SESSION_11 = [
+    "NCCL WARN NET/IB : Got async event : port error",  # capitals with single spaces: a message
+    "CUDA OUT OF MEMORY",
+    "the flags --tp 8 and --dp 2 conflict with --enable-dp-attention",  # prose naming flags
+    "x = (this is prose",  # not Python
+    "result = failed (see above)",
+    "value = [1, 2",  # a cut list: no statement
+    "a::b: hello",  # a path-like word without the `.rs:N:` location
+    "Server error while loading the model",  # not httpx's `'NNN Reason' for url` shape
+    "~ ❯",  # a prompt with nothing typed
+]
+
+
+@pytest.mark.parametrize(("line", "kind"), SESSION_11)
+def test_session_11_families(line: str, kind: str) -> None:
+    assert classify(line) == kind
+
+
+@pytest.mark.parametrize("line", NOT_SESSION_11)
+def test_not_session_11_families(line: str) -> None:
+    assert classify(line) is None

@@ -23,18 +23,21 @@ tracebacks and commands still assemble across them):
 - `field-dump`: a record native code prints field by field, values aligned (a C struct such as
   DeepGEMM's TMA descriptor: `globalDim      (128,1,8,282843,1)`), torch inductor's `strides:` /
   `dtypes:` lines: names, then numbers (or dtype names) only;
-- `shell-command`: a command echoed outside a launch (`VAR=x cmd --flag`, `$python ./t.py`);
-- `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`);
+- `shell-command`: a command echoed outside a launch (`VAR=x cmd --flag`, `$python ./t.py`, after a
+  zsh theme's prompt `~/dir ❯ curl …`), the flags a hard wrap moved to a line of their own;
+- `python-source`: a Python statement header quoted without its `File` line (`if self.x > 0:`), an
+  assignment of the reporter's script (`llm = LLM(model="…")`, decided by Python's parser);
 - `viewer-metadata`: an id a log viewer shortened to its ends (`2855e530…vdumckda`);
 - `heading`: a short title a program prints alone before a block (`GPU Info:`);
 - `pip`: pip's / uv's install output (`Collecting x`, `Requirement already satisfied: …`), `pip freeze`
   rows, collect_env's `[pip3] numpy==1.26.4`;
 - `markdown`: the paste's markdown around the log (code fences, headings, rules, table rows, HTML
-  `<details>` tags, an elision mark `...` the paster left, a bold label `**Model**: …`);
+  `<details>` tags, an elision mark `...` the paster left, a bold label `**Model**: …`, a note typed as
+  a C-style comment `// Prefill Node removed`);
 - `shell-output`: output of commands pasted around a launch (`nvidia-smi` tables, `ls -l` rows,
   `env` dumps, bash's job lines `[1] 3188749`, py-spy dump's `Process …:` / `Thread … (idle): "…"`,
   `time`'s and `date`'s reports, `nvidia-smi topo -m`'s matrix and legend, docker compose's
-  `sglang-1 exited with code 137`);
+  `sglang-1 exited with code 137`, a listing's header row `NAME   READY   STATUS   RESTARTS …`);
 - `foreign-logger`: another logger's record (Python logging's default `LEVEL:name:message`,
   `[Gloo]` lines, torch c10d's `[PG 3 Rank 0] …` / `[c10d] …`, sglang-router's `[Router (Python)] …`;
   the common envelopes of other programs: `file.py:123 - msg`, `2025-… - name - LEVEL - msg`,
@@ -47,12 +50,15 @@ tracebacks and commands still assemble across them):
   LMCache's `LMCache INFO: … (file.py:12:module)`,
   Ray's C++ `[2025-… ,712 I 16428 16428] core_worker.cc:145: …`,
   Ascend memfabric's `2025-… info 13949 [ADAPTER pytransfer.cpp:53] …`, torch's `[rank0]:` before glog's shape,
-  NVSHMEM's `…/nvshmem/src/host/init/init.cu:992: non-zero status: 7 …` reports (DeepEP's transport));
+  NVSHMEM's `…/nvshmem/src/host/init/init.cu:992: non-zero status: 7 …` reports (DeepEP's transport),
+  a Rust tracing record cut before its stamp `smg::routers::http::pd_router: …/pd_router.rs:172: …`,
+  a compact-date logger `20250627-23:11:20.180 Generation Manager INFO: …`);
 - `library-text`: fixed text a library or the runtime prints around an error (torch's CUDA-error
   advice lines, a CUDA device-side assertion, CPython's `Error in sys.excepthook:` /
   `Original exception was:` / `Exception ignored in: …`, multiprocessing's `Process Process-2:`,
   faulthandler's `Extension modules: … (total: N)`, Hydra's `Set the environment variable HYDRA_FULL_ERROR=1 …`,
-  the body of Ray's ActorDiedError `The actor is dead because its worker process has died. …`, a
+  the body of Ray's ActorDiedError `The actor is dead because its worker process has died. …`, httpx's
+  `Server error '503 Service Unavailable' for url '…'` / `For more information check: …` pair, a
   compiler driver's warning in a JIT build `clang++: warning: …`);
 - `cut-line`: a line cut short where an excerpt ends or a hard wrap fell: the start of one of
   SGLang's messages (at least 12 characters of its literal head), of an envelope (`[2025-`, an
@@ -104,6 +110,9 @@ _MARKDOWN = lazy_compile(
     # a bold label the reporter typed before a value (`**SGLang Version**: latest (main branch)`): no program
     # prints markdown's `**` at a line's start
     r"|\*\*[^*\s][^*]*\*\*"
+    # a note the reporter typed between pasted lines as a C-style comment (`// Prefill Node removed`):
+    # no log writer starts a record with `// `
+    r"|// \S"
     # an elision mark the paster left where lines were dropped: `...`, `……`, `... (repeats for ~10 minutes)`
     r"|(?:\.{3,}|…+)(?: *\([^()]*\))?\s*$"
 )
@@ -133,6 +142,10 @@ _SHELL_OUTPUT = lazy_compile(
     # zsh's job report, as bash's above: `zsh: killed     python3 -m sglang.launch_server …`
     r"|zsh: (?:killed|terminated|suspended|done|exit \d+|segmentation fault|abort)\b +\S.*$"
     r"|[A-Z][A-Z0-9_]*=\S*\s*$"  # an `env` dump line
+    # a listing command's header row (`kubectl get po -o wide`: `NAME   READY   STATUS   RESTARTS   AGE …`,
+    # `docker ps`: `CONTAINER ID   IMAGE   COMMAND …`): upper-case column names only, four or more,
+    # separated by runs of blanks as the columns are aligned (a message in capitals has single spaces)
+    r"|[A-Z][A-Z_()%/-]*(?: [A-Z][A-Z_()%/-]*)?(?: {2,}[A-Z][A-Z_()%/-]*(?: [A-Z][A-Z_()%/-]*)?){3,}\s*$"
     # argparse's usage continuation line (its indentation lost in the paste): option groups only,
     # `[--load-format {auto,pt}] [--trust-remote-code] [--dtype DTYPE]`
     r"|\[-{1,2}\w[\w-]*(?: [^\[\]]*)?\](?: \[-{1,2}\w[\w-]*(?: [^\[\]]*)?\])+"
@@ -240,7 +253,14 @@ _FOREIGN_LOGGER = lazy_compile(
 # Informational levels only, so another program's error of this bare shape stays a gap that shows;
 # tried last, after the cut-line checks: a cut line of sglang-router's Rust tracing has this shape too.
 _BARE_LEVEL_LOGGER = lazy_compile(
-    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?[ \t]+(?:DEBUG|INFO|WARNING|WARN)[ \t]+\S")
+    r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?[ \t]+(?:DEBUG|INFO|WARNING|WARN)[ \t]+\S"
+    # Rust tracing's record whose stamp and level the paste cut off: the target's module path, then
+    # the source file and line the format prints with it (sgl-model-gateway's
+    # `smg::routers::http::pd_router: …/pd_router.rs:172: Failed to select PD pair …`)
+    r"|[a-z_]\w*(?:::\w+)+: \S+\.rs:\d+: \S"
+    # a logger whose stamp is a compact date, then its name and level (AReaL's `20250627-23:11:20.180
+    # Generation Manager INFO: …`, under a Ray actor's prefix)
+    r"|\d{8}-\d{2}:\d{2}:\d{2}(?:[.,]\d+)? [A-Za-z][\w .-]{0,40}? (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL): ")
 # A printed mapping or list of mappings (a benchmark's result dict, a JSON record): data, not a message.
 # Also its first line when a string value held a newline and printed it raw (`{'supported': False,
 # 'help_output': 'Traceback (most recent call last):`): two keys at least, the mapping left open.
@@ -297,6 +317,12 @@ _LIBRARY_TEXT = lazy_compile(
     # `clang++: warning: argument unused during compilation: '-c' [-Wunused-command-line-argument]`;
     # warnings and notes only, so a compiler's error stays a gap that shows
     r"|(?:clang\+\+|clang|g\+\+|gcc|c\+\+|hipcc|nvcc|amdclang\+\+|ld(?:\.lld)?): (?:warning|note): \S"
+    # httpx's `raise_for_status()` message, two lines (a client of the server, a trainer's rollout
+    # loop, prints it): `Server error '503 Service Unavailable' for url 'http://…/generate'`, then
+    # `For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503`
+    r"|(?:[\w.]+: )?(?:Informational response|Redirect response|Client error|Server error|Invalid status code) "
+    r"'\d{3} [^']*' for url '[^']*'"
+    r"|For more information check: https://developer\.mozilla\.org/en-US/docs/Web/HTTP/Status/\d{3}\b"
     # Rust's panic handler's advice after a panic's first line (sglang-router is Rust)
     r"|note: run with `RUST_BACKTRACE=(?:1|full)` environment variable to display a backtrace\s*$"
     # faulthandler's list after a fatal error's traceback (CPython ≥ 3.11): `Extension modules:
@@ -418,6 +444,10 @@ _SHELL_COMMAND = lazy_compile(
     r"(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^#$\s]*[#$] \S.*$"
     r"|(?:export )?[A-Z_][A-Z0-9_]*=(?:\"[^\"]*\"|'[^']*'|[^\s\"'`$]*)(?: +\\)\s*$"
     r"|(?:export )?[A-Z_][A-Z0-9_]*=(?:`[^`]+`|\$\([^()]+\))(?: +\\)?\s*$"
+    # a zsh theme's prompt before a typed command (pure / starship: `~/sglang-dlc ❯ kubectl get po`)
+    r"|(?:~|/)[^\s❯]* ❯ \S.*$"
+    # the rest of a command a hard wrap broke (no `\\`): three or more flags, nothing but arguments
+    r"|(?:\S+ +)?--[a-z][\w-]*(?:=\S+)?(?: +--[a-z][\w-]*(?:[= ][^\s-]\S*)?){2,}\s*$"
     r"|\.\.?/[\w.-]+(?:/[\w.-]+)*(?=.*? -{1,2}[A-Za-z])(?: +\S+)+\s*$"
     # bash's trace of each command it runs (`set -x`): `+ python3 -m sglang.launch_server …`, `++ hostname`
     r"|\++ [A-Za-z_./$][\w./$=-]*(?: \S.*)?$"
@@ -436,6 +466,27 @@ _PYTHON_SOURCE = lazy_compile(
     # the interactive interpreter's input: `>>> import sglang`
     r"|>>> \S.*$"
 )
+# A Python assignment quoted from the reporter's script (`llm = LLM(model="…", tp_size=8)`, `prompts =
+# ["Hello"]`): a name, ` = `, then a call, a list, a dict or a tuple. The shape only selects the
+# candidates; Python's own parser decides (`_python_assignment`), so prose with an `=` is never one.
+_ASSIGNMENT_HEAD = lazy_compile(r"[A-Za-z_][\w.]*(?:\[[^\]]*\])? = (?:[A-Za-z_][\w.]*\(|[\[{(])")
+
+
+def _python_assignment(body: str) -> bool:
+    if not _ASSIGNMENT_HEAD.match(body):
+        return False
+    import ast  # only for candidate lines: most logs never import it
+
+    try:
+        tree = ast.parse(body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+        return False
+    return isinstance(tree.body[0].value, (ast.Call, ast.List, ast.Dict, ast.Tuple, ast.Set, ast.ListComp,
+                                           ast.DictComp, ast.Subscript))
+
+
 # An identifier a viewer or a console export shortened to its two ends (`2855e530…vdumckda`: a
 # job, run or line id), alone on its line: the metadata a web log viewer prints around each line.
 _ELIDED_ID = lazy_compile(r"(?=[0-9a-f]*\d)[0-9a-f]{6,}(?:…|\.\.\.)[0-9A-Za-z]{4,}\s*$")
@@ -531,6 +582,8 @@ def classify(text: str) -> str | None:
     for pattern, kind, guarded in _LATE_SHAPES:
         if pattern.match(body) and not (guarded and _names_failure(body)):
             return kind
+    if _python_assignment(body):
+        return "python-source"
     if is_cut_late(body):
         return "cut-line"
     if _BARE_LEVEL_LOGGER.match(body):
