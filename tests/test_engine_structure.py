@@ -264,8 +264,9 @@ def test_a_cut_top_level_traceback_of_the_launching_program_guesses_no_root(tmp_
         "",
     ])
     a = analyze_text(tmp_path, text)
-    f = next(f for f in a.all_findings() if f.name == "scheduler-crash")
+    f = next(f for f in a.all_findings() if f.name == "launcher-exception")
     assert str(f.severity) == "warning" and f.data["process"] == "main"
+    assert "scheduler-crash" not in a.fired()
     assert a.root_cause is None and a.outcome == "crashed-at-startup"
     # Below a scheduler's entry it is the server's crash again.
     sched = text.replace('  File "/opt/sglang/python/sglang/cli/main.py", line 26, in main',

@@ -124,6 +124,9 @@ _DATE = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})"
 _PYLOG_A_RE = lazy_compile(_DATE + r",(\d{3}) - (" + _LEVELS + r") - (?:(" + _DOTTED + r"): )?")
 # `2025-02-26 15:44:36,973 - flashinfer.jit - INFO - msg` (the logging cookbook format)
 _PYLOG_B_RE = lazy_compile(_DATE + r",(\d{3}) - ([\w.]+) - (" + _LEVELS + r") - ")
+# `2025-05-28 12:33:18,180 xinference.core.worker 2363 ERROR    msg` (Xinference's format: the
+# logger's name, the process id, the level padded to eight)
+_PYLOG_D_RE = lazy_compile(_DATE + r",(\d{3}) ([A-Za-z_][\w.]*) (\d+) (" + _LEVELS + r") +")
 # `2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: msg`
 _PYLOG_C_RE = lazy_compile(
     _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
@@ -399,6 +402,10 @@ def _match_prefix(s: str) -> _Prefix | None:
                     m[4],
                     m.end(),
                 )
+            m = _PYLOG_D_RE.match(s)
+            if m:
+                return ("python-logging", f"{m[1]} {m[2]}.{m[3]}", None, to_int(m[5]), None, None, m[6], m[4],
+                        m.end())
             m = _ISO_SPACED_RE.match(s)
             if m:
                 return ("iso-timestamp", _iso_ts(m[1], m[2], m[3]), None, None, None, None, None, None,

@@ -80,6 +80,10 @@ class ParsedLog:
     # The wrapper's log level (ERROR, CRITICAL, FATAL) of unparsed lines: they become no event, so
     # without this a wrapper-formatted error record cut before its message would lose its level.
     error_levels: dict[int, str] = field(default_factory=dict)
+    # Those of them that are another program's records (`io.wrappers.foreign_logger`: Xinference's
+    # `xinference.core.worker … ERROR Failed to load model …`): the traceback `logger.exception`
+    # prints right after such a record is that program's, not a server process's.
+    foreign_errors: set[int] = field(default_factory=set)
     # Kept lines that nothing anchors: the grammar knew neither an envelope nor a message, no
     # capture tool's prefix stood before them (a paste's `> ` quote is no capture) and no record
     # (traceback, pasted command) took them. Native output (no envelope) or the paste's own text:
@@ -392,6 +396,8 @@ class _Stage2:
                 foreign = (env.style in FOREIGN_STYLES if env is not None
                            else wrapper is not None and foreign_logger(wrapper))
                 log.coverage.add_unparsed(no, msg, env is not None or bool(level), foreign)
+                if foreign and no in log.error_levels:
+                    log.foreign_errors.add(no)
                 # A line after a `\` continues the pasted command, whatever it holds.
                 emitted, absorbed = self.commands.feed(stream, no, None, msg)
                 log.events.extend(emitted)

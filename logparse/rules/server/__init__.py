@@ -4,4 +4,4 @@ specific rule explains. One module per rule; importing the package registers the
 
 from __future__ import annotations
 
-from logparse.rules.server import args, crash, health, model_load, port, warmup  # noqa: F401
+from logparse.rules.server import args, crash, health, launcher, model_load, port, warmup  # noqa: F401

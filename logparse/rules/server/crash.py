@@ -1,4 +1,5 @@
-"""scheduler-crash (fallback): a server process raised an exception that no specific rule explains."""
+"""scheduler-crash (fallback): a server process raised an exception that no specific rule explains; the
+filter of the tracebacks that may have ended a process, shared with `launcher-exception`."""
 
 from __future__ import annotations
 
@@ -71,8 +72,9 @@ def _foreign(tb: Traceback) -> bool:
     """A traceback that no server process printed (no process header such as `Scheduler hit an
     exception`, no rank tag, no frame of SGLang's server runtime) and that says whose it is: an
     SGLang tool's frames (a bench script's own bug), Ray's client API raising from `ray.get`, a
-    Ray actor-death exception, or Python's resource-tracker process (its `main` outermost). A cut
-    tail of library frames (flashinfer, torch) stays a crash."""
+    Ray actor-death exception, Python's resource-tracker process (its `main` outermost), or frames
+    of an HTTP client library only (a failed request). A cut tail of other library frames
+    (flashinfer, torch) stays a crash."""
     if tb.process or tb.rank or any(_server_frame(f.path) for f in tb.frames):
         return False
     if any(t in (tb.exc_type or "") for t in _ACTOR_DIED):
@@ -82,7 +84,21 @@ def _foreign(tb: Traceback) -> bool:
         return True  # the resource tracker's own process, tidying up after a dead one
     if any(_tool_frame(p) for p in paths):
         return True  # SGLang's client tools (bench_*, test): their own bug, not a server's
+    whole = [f.path for f in tb.frames if f.func]  # a frame cut inside its path says no package
+    if whole and all(_http_client_frame(p) for p in whole):
+        return True  # only an HTTP client library's frames: a request that failed (a client of the server)
     return bool(paths) and "/ray/" in paths[-1]  # raised inside Ray's client API (ray.get)
+
+
+# HTTP client libraries (and CPython's own `http.client`): a traceback with nothing but their frames is
+# a request that failed — `ConnectionRefusedError` from urllib3's `create_connection` when a benchmark
+# calls a server that is gone — printed by a client, not by a server process.
+_HTTP_CLIENT_PACKAGES = frozenset({"urllib3", "requests", "httpx", "httpcore", "aiohttp"})
+
+
+def _http_client_frame(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return bool(_HTTP_CLIENT_PACKAGES & set(parts[:-1])) or parts[-2:] == ["http", "client.py"]
 
 
 # The web stack SGLang's HTTP server runs on: a traceback through these packages is a request's.
@@ -176,21 +192,6 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
                 remedy = (f"read {tb.exc_type} at {where or 'the last frame'}: it was raised while capturing CUDA graphs; "
                           "`--disable-cuda-graph` confirms it (or lower `--cuda-graph-max-bs` to skip the failing "
                           "batch sizes), then report it upstream with this traceback")
-        if tb.exc_type in _IMPORT_ERRORS and main_top_level(tb):
-            # The launching program could not import a dependency while it loaded (a version of a
-            # package SGLang imports that lacks the name, or no such package): no server process
-            # ran, so nothing crashed — an installation problem, reported without a guessed root.
-            module = _missing_module(msg)
-            data.update(process="main", import_failure=True, module=module)
-            pkg = module.split(".", 1)[0] if module else None
-            message = (f"The main process could not import {'`' + module + '`' if module else 'a dependency'} "
-                       f"while it loaded ({tb.exc_type}: {short(msg, 160)}){at}")
-            remedy = ((f"install the `{pkg}` version your sglang release pins (`pip show sglang` names its "
-                       f"requirements; `pip install --force-reinstall \"sglang==<your version>\"` restores them), "
-                       f"or the sglang release written for the `{pkg}` you have")
-                      if pkg else "install the dependency versions your sglang release pins")
-            return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data,
-                               severity=Severity.WARNING)
         died = ctx.match("scheduler-died-exit-code", msg)
         if died and isinstance(died.get("exit_code"), int):
             code = died["exit_code"]
@@ -206,33 +207,8 @@ def _traceback_finding(ctx: RuleContext, tb: Traceback) -> Finding:
         message = f"{who}raised an exception (the traceback is cut before its exception line){at}"
         remedy = ("the exception line (the traceback's last line) is not in the log: get the complete log of "
                   f"{tb.rank or 'this process'} to see which exception it was")
-        if main_top_level(tb):
-            # The launching program's own top level (a CLI, `python -m …`), cut: no server process is
-            # shown failing and the exception is not either — reported, but no guessed root cause.
-            data["process"] = "main"
-            message = ("The main process raised an exception at its top level (the traceback is cut before its "
-                       f"exception line){at}")
-            message = message[0].upper() + message[1:]
-            return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data,
-                               severity=Severity.WARNING)
     message = message[0].upper() + message[1:]
     return ctx.finding("scheduler-crash", message, remedy, events=[tb], lines=lines, data=data)
-
-
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
-
-
-def _missing_module(message: str) -> str | None:
-    """The module an import error names: `cannot import name 'x' from 'pkg.mod' (…)` → `pkg.mod`,
-    `No module named 'pkg.mod'` → `pkg.mod` (CPython's two wordings, every 3.x)."""
-    for head in ("' from '", "No module named '"):
-        at = message.find(head)
-        if at >= 0:
-            rest = message[at + len(head):]
-            end = rest.find("'")
-            if end > 0:
-                return rest[:end]
-    return None
 
 
 def _native_crash_finding(ctx: RuleContext, tb: Traceback, signal: ShellSignal, where: str) -> Finding:
@@ -271,6 +247,62 @@ def _unplaced_native_dump(tb: Traceback) -> bool:
 
 
 
+def process_tracebacks(ctx: RuleContext) -> Iterator[Traceback]:
+    """The unclaimed tracebacks that may have ended a process (faulthandler dumps included, for the
+    caller to judge): without the ones whose structure says they are no crash — an interrupt, the
+    tail of a native-crash dump, a parent echoing a failure shown elsewhere, a wrapper's verdict, a
+    wait on a scheduler already reported dead, an unplaced native dump, output quoted in a repr, a
+    cancelled request, another program's traceback (by its frames, or by the other program's ERROR
+    record right above it: `logger.exception` prints the record, then the traceback), Python logging's
+    report. The one filter of
+    `scheduler-crash` and `launcher-exception`."""
+    dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
+    dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
+    for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        if user_interrupt(ctx.log, tb):  # KeyboardInterrupt/SystemExit, or cut at a Ctrl-C echo
+            continue  # someone stopped it (Ctrl-C, its `^C` echo right before a cut traceback)
+        if tb.process == FAULTHANDLER:
+            yield tb
+            continue
+        if ends_at_native_crash(ctx, tb):
+            continue  # the last thread of an earlier native-crash dump: frames, not an exception
+        if echoes_failure_elsewhere(ctx.log, tb):
+            continue  # a parent echoing a failure shown elsewhere (`… see the error messages above`)
+        if is_wrapper_verdict(tb):
+            continue  # a wrapper's verdict on the start-up (not ready in time, the server died): readiness
+        if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
+            continue  # waiting for a scheduler that is already reported dead
+        if _unplaced_native_dump(tb):
+            continue  # a native crash of some process, shown nowhere: nothing to name
+        if _quoted_in_repr(ctx, tb):
+            continue  # another program's output quoted as data in a repr, not a process dying
+        if _request_cancelled(tb):
+            continue  # a client went away mid-request (a cancelled stream): the web layer's, no crash
+        if _foreign(tb):
+            continue  # another program's traceback (a Ray driver, a training loop): not a server process
+        if tb.line - 1 in ctx.log.foreign_errors:
+            continue  # another program's `logger.exception` record right above it: that program's traceback
+        if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
+            continue  # Python logging's report of a record it failed to write: the record says what happened
+        yield tb
+
+
+# The exceptions of a failed import: the launching program could not load a dependency.
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def launcher_failure(tb: Traceback) -> bool:
+    """A traceback of the launching program's own top level (`run.stage.main_top_level`: a CLI,
+    `python -m sglang.launch_server`, a wrapper's script) that is an import failure or is cut before
+    its exception: no server process is shown failing, so it is no scheduler's crash. Except when an
+    exception of its chain carries a child's traceback in its message (a 2024 launcher's `RuntimeError:
+    Initialization failed. controller_init_state: Traceback (most recent call last): …`): the frames
+    after it are that server process's, and it is the one that failed."""
+    if not (tb.exc_type is None or tb.exc_type in IMPORT_ERRORS) or not main_top_level(tb):
+        return False
+    return not any(_TRACEBACK_HEADER in message for _, message in tb.chain)
+
+
 @rule(code="SRV006", name="scheduler-crash", family="server", severity=Severity.ERROR,
       needs=("tracebacks",), fallback=True, follow_on=True, crash=True)
 def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
@@ -289,10 +321,9 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     main`, `KeyError: '/mp-…'`) are not crashes; nor is a wrapper's verdict on the start-up (`TimeoutError: Server failed to start within
     the timeout period`, `Server process terminated unexpectedly.`: readiness evidence) or a
     traceback that says, or follows a record saying, the real error is shown elsewhere
-    (`Initialization failed. Please see the error messages above.`); a cut traceback of the
-    launching program's top level is a warning (no root guessed), and so is the launching program's
-    failure to import a dependency while it loads (`ImportError` / `ModuleNotFoundError` raised at
-    module level: no server process ran; the remedy names the package).
+    (`Initialization failed. Please see the error messages above.`). A cut traceback of the
+    launching program's top level, and its failure to import a dependency while it loads, are no
+    server process's crash: `launcher-exception` reports them.
 
     **Why it matters**
     The process is gone and the server with it. When the exception line is missing, the excerpt
@@ -308,11 +339,7 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
     Read the exception and the frame named in the finding; when it is cut, get the complete traceback
     of that rank (its last line names the exception). Search the SGLang issues for the exception text.
     """
-    dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
-    dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
-    for tb in ctx.unclaimed(ctx.log.of(Traceback)):
-        if user_interrupt(ctx.log, tb):  # KeyboardInterrupt/SystemExit, or cut at a Ctrl-C echo
-            continue  # someone stopped it (Ctrl-C, its `^C` echo right before a cut traceback)
+    for tb in process_tracebacks(ctx):
         if tb.process == FAULTHANDLER:
             # A thread dump: a crash only for the crashing thread of a fatal-signal dump, and it says
             # where only when a frame is shown (a dump cut at its header names neither process nor place).
@@ -323,24 +350,8 @@ def scheduler_crash(ctx: RuleContext) -> Iterator[Finding]:
             ):
                 yield _native_crash_finding(ctx, tb, signal, where)
             continue
-        if ends_at_native_crash(ctx, tb):
-            continue  # the last thread of an earlier native-crash dump: frames, not an exception
-        if echoes_failure_elsewhere(ctx.log, tb):
-            continue  # a parent echoing a failure shown elsewhere (`… see the error messages above`)
-        if is_wrapper_verdict(tb):
-            continue  # a wrapper's verdict on the start-up (not ready in time, the server died): readiness
-        if tb.exc_type == "EOFError" and any(0 < tb.line - d <= 6 for d in dead_lines):
-            continue  # waiting for a scheduler that is already reported dead
-        if _unplaced_native_dump(tb):
-            continue  # a native crash of some process, shown nowhere: nothing to name
-        if _quoted_in_repr(ctx, tb):
-            continue  # another program's output quoted as data in a repr, not a process dying
-        if _request_cancelled(tb):
-            continue  # a client went away mid-request (a cancelled stream): the web layer's, no crash
-        if _foreign(tb):
-            continue  # another program's traceback (a Ray driver, a training loop): not a server process
-        if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
-            continue  # Python logging's report of a record it failed to write: the record says what happened
+        if launcher_failure(tb):
+            continue  # the launching program's own failure, no server process's (rules/server/launcher.py)
         yield _traceback_finding(ctx, tb)
     # A wrapper-formatted ERROR record of the scheduler cut before its message (dynamo's tracing format).
     for hit in ctx.message_lines("cut-tracing-target"):

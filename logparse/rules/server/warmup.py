@@ -13,8 +13,13 @@ from logparse.rules.errors import find_message
 from logparse.rules.frames import frame_funcs
 from logparse.rules.registry import rule
 
-# The functions of SGLang's HTTP server that send the warmup request (0.3–0.5.x).
-_WARMUP_FUNCS = frozenset({"_wait_and_warmup", "_execute_server_warmup"})
+# The functions of SGLang's HTTP servers that send the warmup request (0.3–0.5.x), the diffusion
+# server's included (multimodal_gen: its warmup first waits for its own /health).
+_DIFFUSION_WARMUP = "_run_server_warmup_after_http_ready"
+_WARMUP_FUNCS = frozenset({"_wait_and_warmup", "_execute_server_warmup", _DIFFUSION_WARMUP})
+_ABORTED_REMEDY = ("the reason after `aborting startup:` is what the warmup hit (the server's own readiness probe of "
+                   "its /health comes first): fix what it names — the address it probes must be one the HTTP server "
+                   "listens on — then start again")
 # Statuses a proxy answers with when it cannot (or may not) reach the target.
 _PROXY_STATUSES = (403, 407, 502, 503, 504)
 
@@ -74,12 +79,24 @@ def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
                        "http_proxy applies to local requests")
             remedy = ("`export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost` before launching (or unset "
                       "http_proxy/https_proxy for the server)")
+        elif _DIFFUSION_WARMUP in frame_funcs(tb):
+            # The diffusion server's warmup waits for its own /health before any request is sent.
+            message = f"The server's warmup failed and it aborted its start-up: {short(text, 200) if text else 'the exception line is cut'}"
+            remedy = _ABORTED_REMEDY
         else:
             message = (f"The warmup request failed{f' with HTTP {code}' if code else ''}: "
                        f"{short(text, 200) if text else 'the exception line is cut'}")
             remedy = ("fix the error the first request hit (the traceback or scheduler error before this line); "
                       "`--skip-server-warmup` only hides it")
-        yield ctx.finding("warmup-failed", message, remedy, events=[tb], data=data)
+        # `logger.exception(…)`: the record saying the warmup failed is the line right above its traceback.
+        above = tb.line - 1
+        record = [(above, above)] if above > 0 and ctx.match("warmup-error", ctx.text(above)) is not None else []
+        yield ctx.finding("warmup-failed", message, remedy, events=[tb], lines=record, data=data)
+    for hit in find_message(ctx, "server-warmup-aborted"):
+        reason = str(hit.fields.get("reason") or "").strip()
+        yield ctx.finding("warmup-failed", f"The server's warmup failed and it aborted its start-up: {short(reason, 200)}",
+                          _ABORTED_REMEDY,
+                          events=[hit.event], data={"reason": reason})
     for hit in find_message(ctx, "disagg-warmup-failed"):
         yield ctx.finding("warmup-failed", f"The disaggregation warmup failed: {short(hit.text, 200)}",
                           "check the prefill/decode peers and the bootstrap connection named in the message",
