@@ -280,11 +280,26 @@ def process_tracebacks(ctx: RuleContext) -> Iterator[Traceback]:
             continue  # a client went away mid-request (a cancelled stream): the web layer's, no crash
         if _foreign(tb):
             continue  # another program's traceback (a Ray driver, a training loop): not a server process
-        if tb.line - 1 in ctx.log.foreign_errors:
+        if _after_foreign_error(ctx, tb):
             continue  # another program's `logger.exception` record right above it: that program's traceback
         if tb.exc_type is None and _logging_dump(ctx, tb, dumps):
             continue  # Python logging's report of a record it failed to write: the record says what happened
         yield tb
+
+
+def _after_foreign_error(ctx: RuleContext, tb: Traceback) -> bool:
+    """The kept line right above the traceback (past a double-spaced paste's blank line) is another
+    program's ERROR record (`ParsedLog.foreign_errors`)."""
+    foreign = ctx.log.foreign_errors
+    if not foreign:
+        return False
+    texts = ctx.log.texts
+    for n in range(tb.line - 1, max(0, tb.line - 3), -1):
+        if n in foreign:
+            return True
+        if texts.get(n):
+            return False  # another line with text stands between them
+    return False
 
 
 # The exceptions of a failed import: the launching program could not load a dependency.
