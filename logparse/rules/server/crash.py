@@ -3,7 +3,7 @@ filter of the tracebacks that may have ended a process, shared with `launcher-ex
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from logparse.model.events import SchedulerDead, Severity, ShellSignal, Traceback
@@ -247,18 +247,20 @@ def _unplaced_native_dump(tb: Traceback) -> bool:
 
 
 
-def process_tracebacks(ctx: RuleContext) -> Iterator[Traceback]:
+def process_tracebacks(ctx: RuleContext, only: Callable[[Traceback], bool] | None = None) -> Iterator[Traceback]:
     """The unclaimed tracebacks that may have ended a process (faulthandler dumps included, for the
     caller to judge): without the ones whose structure says they are no crash — an interrupt, the
     tail of a native-crash dump, a parent echoing a failure shown elsewhere, a wrapper's verdict, a
     wait on a scheduler already reported dead, an unplaced native dump, output quoted in a repr, a
     cancelled request, another program's traceback (by its frames, or by the other program's ERROR
-    record right above it: `logger.exception` prints the record, then the traceback), Python logging's
-    report. The one filter of
-    `scheduler-crash` and `launcher-exception`."""
+    record right above it: `logger.exception` prints the record, then the traceback), Python
+    logging's report. The one filter of `scheduler-crash` and `launcher-exception`; `only` (a cheap
+    test of the traceback itself) is asked first, so a rule that wants few pays for few."""
     dead_lines = [e.line for e in ctx.log.of(SchedulerDead)]
     dumps = [h.line for h in ctx.message_lines("python-logging-error", unclaimed=False)]
     for tb in ctx.unclaimed(ctx.log.of(Traceback)):
+        if only is not None and not only(tb):
+            continue
         if user_interrupt(ctx.log, tb):  # KeyboardInterrupt/SystemExit, or cut at a Ctrl-C echo
             continue  # someone stopped it (Ctrl-C, its `^C` echo right before a cut traceback)
         if tb.process == FAULTHANDLER:

@@ -11,7 +11,7 @@ from logparse.model.events import Severity, Traceback
 from logparse.model.findings import Finding
 from logparse.model.text import short
 from logparse.rules.context import RuleContext, sglang_frames
-from logparse.rules.frames import FAULTHANDLER, first_sglang_frame
+from logparse.rules.frames import first_sglang_frame
 from logparse.rules.registry import rule
 from logparse.rules.server.crash import IMPORT_ERRORS, launcher_failure, process_tracebacks
 
@@ -89,6 +89,5 @@ def launcher_exception(ctx: RuleContext) -> Iterator[Finding]:
     the wrapper's) pins, or the release written for the package you have. For a cut traceback, get
     the complete output of the launching command: its last line names the exception.
     """
-    for tb in process_tracebacks(ctx):
-        if tb.process != FAULTHANDLER and launcher_failure(tb):
-            yield _finding(ctx, tb)
+    for tb in process_tracebacks(ctx, only=launcher_failure):  # (a faulthandler dump names its process: never one)
+        yield _finding(ctx, tb)
