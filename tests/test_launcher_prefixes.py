@@ -140,3 +140,39 @@ def test_kubectl_prefix_keeps_two_pods_tracebacks_apart(tmp_path: Path) -> None:
     tbs = parse_file(str(path)).of(Traceback)
     assert len(tbs) == 2
     assert all(t.exc_type == "RuntimeError" and len(t.frames) == 1 for t in tbs)
+
+
+# A `[%(asctime)s][%(levelname)s]: %(message)s` logging format around SGLang's records, the rank tags
+# moved into the message (dev/p-024, sgl-project/sglang#9508): the tags go back into an envelope.
+BRACKET_LEVEL = [
+    ("[2025-08-27 13:51:19][ERROR]: TP1 Scheduler hit an exception: Traceback (most recent call last):",
+     "ERROR", "[2025-08-27 13:51:19 TP1] Scheduler hit an exception: Traceback (most recent call last):"),
+    ("[2025-08-27 13:51:19,123][WARNING]: DP0 TP3 EP3 Using default MoE kernel config.",
+     "WARNING", "[2025-08-27 13:51:19 DP0 TP3 EP3] Using default MoE kernel config."),
+    ("[2025-08-27 13:51:19][INFO]: Load weight begin. avail mem=78.31 GB", "INFO",
+     "Load weight begin. avail mem=78.31 GB"),
+    # a message that starts with a GPU name, not a rank tag
+    ("[2025-08-27 13:51:19][INFO]: GPU0 is an H100", "INFO", "GPU0 is an H100"),
+]
+
+
+@pytest.mark.parametrize(("line", "level", "rest"), BRACKET_LEVEL)
+def test_bracketed_level_format_gives_ranks_back_to_the_envelope(line: str, level: str, rest: str) -> None:
+    w, got = Unwrapper()(line)
+    assert w is not None and (w.kind, w.level) == ("bracket-level", level)
+    assert got == rest
+
+
+@pytest.mark.parametrize("line", ["[2025-08-27 13:51:19] [ERROR] spaced: SGLang's envelope, then its message",
+                                  "[2025-08-27 13:51:19][0] not a level",
+                                  "[2025-08-27 13:51:19 TP0] Scheduler hit an exception: Traceback (most recent call last):"])
+def test_bracketed_level_lookalikes_are_left_alone(line: str) -> None:
+    w, got = Unwrapper()(line)
+    assert w is None and got == line
+
+
+def test_a_bracketed_level_log_is_read_whole_with_its_ranks() -> None:
+    parsed = parse_file(str(FIXTURES / "corpus" / "dev" / "p-024.log"))
+    assert parsed.coverage.unparsed == 0
+    (tb,) = parsed.of(Traceback)
+    assert tb.rank == "TP1" and tb.line == 1

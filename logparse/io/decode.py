@@ -60,6 +60,7 @@ def clean(s: str, no: int, report: ReadReport, unwrap: Unwrapper, ansi: bool) ->
         # `[1,0]<stderr>:` (no date) and a launcher's `[date time] [prog@<node,rank>]:`.
         or s[5:6] != "-"
         or s[20:23] == "] ["
+        or s.find("][", 20, 28) > 0  # a `[date][LEVEL]: ` logging format
     ):
         w, s = unwrap(s)
         if w is not None:

@@ -78,13 +78,15 @@ _PHONE_SCHEMES = frozenset({"tel:", "sms:", "callto:"})
 
 def bracketed_wrappers(text: str) -> bool:
     """Whether a block of text holds a line whose wrapper starts with `[` (a `[service]  | `
-    compose prefix, kubectl's `[pod/…/…] `, an autolinked envelope): the reader then unwraps
-    every line of the block, since an SGLang envelope's `[` otherwise means nothing to strip."""
+    compose prefix, kubectl's `[pod/…/…] `, an autolinked envelope, a `[date][LEVEL]: ` logging
+    format): the reader then unwraps every line of the block, since an SGLang envelope's `[`
+    otherwise means nothing to strip."""
     return (
         ("] " in text and _BRACKET_SERVICE_TAIL.search(text) is not None
          and _BRACKET_SERVICE_PRECHECK.search(text) is not None)
         or "[pod/" in text
         or (("\n[[" in text or text[:2] == "[[") and _AUTOLINK_PRECHECK.search(text) is not None)
+        or ("][" in text and _BRACKET_LEVEL_PRECHECK.search(text) is not None)
     )
 _RAY_RE = lazy_compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
 # Ray's own processes have no pid in the prefix: `(raylet) …`, `(raylet, ip=10.0.0.1) …`,
@@ -139,6 +141,13 @@ _CUSTOM_RE = lazy_compile(
 )
 # The ranked variant: its rank tags are given back to the grammar as SGLang's own envelope.
 _CUSTOM_RANKED = "custom-logging-ranked"
+# `[2025-08-27 13:51:19][ERROR]: TP1 Scheduler hit an exception: …` (a logging config of the form
+# `[%(asctime)s][%(levelname)s]: %(message)s` around SGLang's records, its rank tags moved into the
+# message): the stamp and the level; rank tags at the message's start go back into an envelope.
+_BRACKET_LEVEL_RE = lazy_compile(r"\[" + _DATE + r"(?:[.,](\d{1,6}))?\]\[(" + _LEVELS + r")\]:? ?")
+_BRACKET_LEVEL = "bracket-level"
+_BRACKET_LEVEL_PRECHECK = lazy_compile(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?\]\[[A-Z]{4,8}\]", re.MULTILINE)
+_MESSAGE_RANKS_RE = lazy_compile(r"((?:ATTN_|MOE_)?(?:DP|PP|TP|EP|CP)\d+(?: (?:ATTN_|MOE_)?(?:DP|PP|TP|EP|CP)\d+)*) (?=\S)")
 # `2024-02-15 16:04:21 | INFO | stdout | msg` (FastChat's controller/worker loggers, which ran
 # SGLang 0.1.x workers and logged their output)
 _PIPES_RE = lazy_compile(_DATE + r"(?:[.,](\d{3}))? \| (" + _LEVELS + r") \| ([\w.-]+)(?: \| | *$)")
@@ -195,7 +204,7 @@ _DIGITS = frozenset("0123456789")
 # First letters of rust tracing's levels (TRACE DEBUG INFO WARN ERROR).
 _RUST_LEVEL_FIRST = frozenset("TDIWE")
 # Kinds after which the rest is the message itself (no further wrapper can follow).
-_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", _CUSTOM_RANKED, "rust-tracing"})
+_TERMINAL_KINDS = frozenset({"python-logging", "custom-logging", _CUSTOM_RANKED, "rust-tracing", _BRACKET_LEVEL})
 # Kinds whose lines are padded with trailing spaces by the tool, not by the writer.
 _RSTRIP_KINDS = frozenset({"kibana", "rust-tracing"})
 
@@ -288,6 +297,11 @@ def _match_prefix(s: str) -> _Prefix | None:
                 return ("open-mpi", None, f"{m[1]},{m[2]}", None, None, None, None, None, m.end())
             return None
         if s[11:12] != "T":
+            if s.find("][", 20, 28) > 0:
+                m = _BRACKET_LEVEL_RE.match(s)
+                if m:
+                    return (_BRACKET_LEVEL, f"{m[1]} {m[2]}{_frac(m[3])}", None, None, None, None, m[4], None,
+                            m.end())
             if s[20:23] == "] [" and "@<" in s[22:96]:
                 m = _LAUNCHER_TAG_RE.match(s)
                 if m:
@@ -575,6 +589,8 @@ class Unwrapper:
                 self._repeating(key, pos, w)
             if kind == _CUSTOM_RANKED:
                 rest = _ranked_envelope(key) + rest
+            elif kind == _BRACKET_LEVEL:
+                rest = _message_ranks_envelope(first[1], rest)
             elif self.indent and not blank:
                 self.indent = ""  # the prefix wraps an unindented record
             return w, (rest.rstrip() if strip else rest)
@@ -611,6 +627,8 @@ class Unwrapper:
             # `[ TP6 PP0 scheduler.py:2547]`: the ranks are SGLang's prefix, which the grammar reads
             # from its envelope (`[2025-06-18 13:43:34 TP6 PP0] …`): rebuild that envelope.
             rest = _ranked_envelope(s[pos - prefixes[-1][8] : pos]) + rest
+        elif kind == _BRACKET_LEVEL:
+            rest = _message_ranks_envelope(prefixes[-1][1], rest)
         elif kind not in _TERMINAL_KINDS and not blank:
             # What a capture tool's prefix wraps is the pasted text: an autolinked envelope, or a
             # code block's indentation (learned and stripped as at a line's start).
@@ -646,6 +664,16 @@ def _unlinked_head(s: str) -> str:
     if _CUT_AUTOLINK_RE.fullmatch(s):
         return s[1:]  # the link's own `[` before an envelope cut inside the link's text
     return s
+
+
+def _message_ranks_envelope(ts: str | None, rest: str) -> str:
+    """`rest` with SGLang's rank tags at its start given back as its envelope (`TP1 Scheduler hit …`
+    → `[2025-08-27 13:51:19 TP1] Scheduler hit …`, the grammar reads ranks from there); `rest`
+    as it is when it starts with none."""
+    m = _MESSAGE_RANKS_RE.match(rest)
+    if m is None or ts is None:
+        return rest
+    return f"[{ts.split('.', 1)[0]} {m[1]}] {rest[m.end():]}"
 
 
 def _ranked_envelope(prefix: str) -> str:
