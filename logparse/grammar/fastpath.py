@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.cache import FASTPATH_FORMAT
-from logparse.model import numbers
 from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix
+from logparse.model import numbers
 
 if TYPE_CHECKING:
     from lark import Lark
