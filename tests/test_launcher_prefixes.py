@@ -176,3 +176,11 @@ def test_a_bracketed_level_log_is_read_whole_with_its_ranks() -> None:
     assert parsed.coverage.unparsed == 0
     (tb,) = parsed.of(Traceback)
     assert tb.rank == "TP1" and tb.line == 1
+
+
+def test_custom_format_with_milliseconds_after_a_dot_keeps_its_ranks() -> None:
+    # dev/r-005 (sgl-project/sglang#21723): `date time.ms LEVEL pid [ TP0 file:line] msg`
+    w, got = Unwrapper()("2026-03-18 11:22:06.731 ERROR 120984 [ TP0 scheduler.py:3190] Scheduler hit an exception: "
+                         "Traceback (most recent call last):")
+    assert w is not None and w.level == "ERROR" and w.ts == "2026-03-18 11:22:06.731"
+    assert got == "[2026-03-18 11:22:06 TP0] Scheduler hit an exception: Traceback (most recent call last):"

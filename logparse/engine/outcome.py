@@ -17,6 +17,7 @@ from logparse.model.events import ExceptionLine, KnownMessage, ServerReady, Seve
 from logparse.model.findings import Finding
 from logparse.model.linesets import LineSet
 from logparse.run.launches import within
+from logparse.run.native_exit import native_exits
 from logparse.run.readiness import user_interrupt, warmup_answered_line
 from logparse.run.spacing import holds_text
 from logparse.run.stage import main_top_level, thread_exception, traceback_phase
@@ -120,6 +121,8 @@ def crash_line(log: ParsedLog, failing: list[Finding], start: int, end: int, *, 
         if e.line in claimed or (isinstance(e, Traceback) and _fatal_traceback(e)):
             lines.append(e.line)
     lines.extend(f.first_line for f in failing if role_of(f).crash)
+    # Native code that ended its process on a failed CUDA call (no exception follows it).
+    lines.extend(native_exits(log, start, end))
     # A wrapper that saw the server process die (its own traceback is no server crash).
     lines.extend(v.line for v in startup_verdicts(log, start, end) if v.died and (up is None or v.line > up))
     rotated = _rotated_paste(log, start, end)

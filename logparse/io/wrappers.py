@@ -133,11 +133,12 @@ _PYLOG_D_RE = lazy_compile(_DATE + r",(\d{3}) ([A-Za-z_][\w.]*) (\d+) (" + _LEVE
 _PYLOG_C_RE = lazy_compile(
     _DATE + r"(?:,(\d{3}))? \[(" + _LEVELS + r")\] (?:(" + _DOTTED + r"|__main__|root): )?"
 )
-# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg`; a format that also holds
+# `2025-12-04 20:35:53 INFO 151972 [scheduler_metrics_mixin.py:287] msg` (milliseconds after a `,` or
+# a `.`: `2026-03-18 11:22:05.874 INFO 120984 [ TP0 scheduler.py:3190] …`); a format that also holds
 # SGLang's rank prefix (`' TP6 PP0'`, with its leading space) before the file:
 # `2025-06-18 13:43:34 ERROR 31423 [ TP6 PP0 scheduler.py:2547] msg`.
 _CUSTOM_RE = lazy_compile(
-    _DATE + r"(?:,(\d{3}))? (" + _LEVELS + r") (\d+) \[ ?((?:(?:[A-Z]+_)?[A-Z]{2,3}\d+ )*)([\w.-]+:\d+)\] ?"
+    _DATE + r"(?:[.,](\d{3}))? (" + _LEVELS + r") (\d+) \[ ?((?:(?:[A-Z]+_)?[A-Z]{2,3}\d+ )*)([\w.-]+:\d+)\] ?"
 )
 # The ranked variant: its rank tags are given back to the grammar as SGLang's own envelope.
 _CUSTOM_RANKED = "custom-logging-ranked"
