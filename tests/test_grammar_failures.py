@@ -362,6 +362,22 @@ CASES: list[tuple[str, tuple[str, str | None] | None, type, dict[str, Any]]] = [
             "ran_ms": 600061,
         },
     ),
+    # the watchdog thread's own record of the same timeout (torch 2.4+): dev/r-006, sgl-project/sglang#10124
+    (
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=432927, OpType=_REDUCE_SCATTER_BASE, NumelIn=88080384, NumelOut=5505024, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+        ("c10d", "rank3"),
+        NcclWatchdogTimeout,
+        {"nccl_rank": 3, "seq": 432927, "op": "_REDUCE_SCATTER_BASE", "numel_in": 88080384, "numel_out": 5505024,
+         "timeout_ms": 600000, "ran_ms": 600045},
+    ),
+    # the same record ending on another exception stays a c10d notice
+    (
+        "[rank3]:[E908 08:39:25.432755661 ProcessGroupNCCL.cpp:2068] [PG ID 2 PG GUID 3 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+        ("c10d", "rank3"),
+        C10dLog,
+        {"torch_rank": 3, "text": "[PG ID 2 PG GUID 3 Rank 3] Process group watchdog thread terminated with exception: "
+                                  "CUDA error: an illegal memory access was encountered"},
+    ),
     (
         "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800325 milliseconds before timing out.",
         ("c10d", None),

@@ -176,6 +176,12 @@ def _kv_values(text: str) -> dict[str, float | int]:
     return out
 
 
+# torch's wording when the watchdog thread ends on a timed-out collective (torch 2.4+).
+_WD_CAUGHT = "Watchdog caught collective operation timeout:"
+_WD_THREAD = "watchdog thread terminated with exception:"
+_RANK_TAG_END = lazy_compile(r"\[Rank (\d+)\] *$")
+
+
 def _parse_watchdog_body(text: str) -> dict[str, Any]:
     kw: dict[str, Any] = {}
     for key, value in _WORK_ITEM.findall(text):
@@ -264,6 +270,17 @@ class FailureCallbacks:
     def c10d_log(self, children: Children) -> Result:
         head = str(children[0])
         text = head.strip() + (" " + _text(children) if len(children) > 1 else "")
+        at = text.find(_WD_CAUGHT)
+        if at > 0 and _WD_THREAD in text[:at]:
+            # The watchdog thread's own record of the timeout (`[PG ID 2 PG GUID 3 Rank 3] Process group
+            # watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation
+            # timeout: WorkNCCL(…)`): the same event as the bare watchdog line, not a c10d notice.
+            kw: dict[str, Any] = {}
+            m = _RANK_TAG_END.search(text, 0, at)
+            if m:
+                kw.update(present(nccl_rank=to_int(m.group(1))))
+            kw.update(_parse_watchdog_body(text[at + len(_WD_CAUGHT):]))
+            return NcclWatchdogTimeout, kw
         if head.startswith("[") and "Rank " in head and "]" in head:
             rank = to_int(head[head.rindex("Rank ") + 5 : head.rindex("]")])
         elif head.startswith("Stack trace"):  # the watchdog's trace of the failed collective: no rank
