@@ -106,7 +106,7 @@ def test_new_labels_are_well_formed() -> None:
 # outcome 88.4 %, facts 91.4 %, recognized 95.15 %, 0 forbidden.
 FLOORS: dict[str, dict[str, float]] = {
     "shared": {"root": 1.0, "expect": 1.0, "outcome": 1.0, "facts": 1.0, "recognized": 0.99},
-    "dev": {"root": 0.99, "expect": 0.99, "outcome": 0.98, "facts": 0.98, "recognized": 0.98},
+    "dev": {"root": 0.99, "expect": 0.99, "outcome": 0.97, "facts": 0.98, "recognized": 0.98},
     "holdout": {"root": 0.91, "expect": 0.94, "outcome": 0.88, "facts": 0.91, "recognized": 0.95},
 }
 FORBIDDEN_MAX: dict[str, int] = {"shared": 0, "dev": 0, "holdout": 0}

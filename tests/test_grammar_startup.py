@@ -1020,6 +1020,13 @@ CASES: list[tuple[str, type, dict[str, Any], tuple[str | None, str | None] | Non
         },
         ("15:31:10", "TP0"),
     ),
+    # 0.1.x, each rank without an envelope: dev/t-002 (sgl-project/sglang#220)
+    (
+        "Rank 2: max_total_num_token=293751, max_prefill_num_token=48958, context_len=4096, model_mode=['flashinfer']",
+        SchedulerLimits,
+        {"max_total_num_tokens": 293751, "max_prefill_tokens": 48958, "context_len": 4096},
+        None,
+    ),
     (
         (
             "[2025-03-08 12:29:29 TP0] max_total_num_tokens=46611, chunked_prefill_size=2048, max_prefill_tokens=16384, "

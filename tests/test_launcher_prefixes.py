@@ -184,3 +184,13 @@ def test_custom_format_with_milliseconds_after_a_dot_keeps_its_ranks() -> None:
                          "Traceback (most recent call last):")
     assert w is not None and w.level == "ERROR" and w.ts == "2026-03-18 11:22:06.731"
     assert got == "[2026-03-18 11:22:06 TP0] Scheduler hit an exception: Traceback (most recent call last):"
+
+
+def test_skypilots_worker_prefix_is_a_ray_prefix() -> None:
+    # dev/t-006 (sgl-project/sglang-jax#424): SkyPilot's form of Ray's prefix for a job's workers
+    u = Unwrapper()
+    for _ in range(2):
+        w, got = u("(worker6, rank=6, pid=33713, ip=10.128.0.37) [2025-11-17 11:54:25 NP6] Scheduler hit an exception: "
+                   "Traceback (most recent call last):")
+        assert w is not None and (w.kind, w.pid, w.ip, w.stream) == ("ray", 33713, "10.128.0.37", "ray:33713")
+        assert got.startswith("[2025-11-17 11:54:25 NP6] Scheduler hit")

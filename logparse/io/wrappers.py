@@ -88,7 +88,8 @@ def bracketed_wrappers(text: str) -> bool:
         or (("\n[[" in text or text[:2] == "[[") and _AUTOLINK_PRECHECK.search(text) is not None)
         or ("][" in text and _BRACKET_LEVEL_PRECHECK.search(text) is not None)
     )
-_RAY_RE = lazy_compile(r"\((?:(\w+) )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
+# Also SkyPilot's form of it for a job's workers: `(worker6, rank=6, pid=33713, ip=10.128.0.37) `.
+_RAY_RE = lazy_compile(r"\((?:(\w+)(?:, rank=\d+,)? )?pid=(\d+)(?:, ip=([0-9A-Fa-f.:]+))?\) ?")
 # Ray's own processes have no pid in the prefix: `(raylet) …`, `(raylet, ip=10.0.0.1) …`,
 # `(gcs_server) …` (a node's raylet forwards what a worker printed before it became an actor).
 _RAY_SYSTEM_RE = lazy_compile(
@@ -162,7 +163,7 @@ _MANGLED_RE = lazy_compile(r"(" + _LEVELS + r") - ([A-Za-z_]\w*(?:\. *\w+)+): ")
 # a traceback's header line, Ray's `(Actor pid=N)` prefix, or vLLM's logger prefix.
 _INDENTED_RECORD_RE = lazy_compile(
     r"[ \t]+(?=\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\[\d{2}:\d{2}:\d{2}[ \]]"
-    r"|Traceback \(most recent call last\):|\((?:\w+ )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) "
+    r"|Traceback \(most recent call last\):|\((?:\w+(?:, rank=\d+,)? )?pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) "
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2} )"
 )
 

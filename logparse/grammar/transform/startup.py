@@ -483,6 +483,8 @@ def _kv_items(body: str, sep: str, unitless_last: bool = True) -> list[tuple[str
 
 _LIMIT_KEYS = {
     "max_total_num_tokens": "max_total_num_tokens",
+    "max_total_num_token": "max_total_num_tokens",  # 0.1.x's singular spelling
+    "max_prefill_num_token": "max_prefill_tokens",  # 0.1.x
     "chunked_prefill_size": "chunked_prefill_size",
     "max_prefill_tokens": "max_prefill_tokens",
     "max_running_requests": "max_running_requests",
@@ -674,7 +676,10 @@ class StartupCallbacks:
 
     def scheduler_limits(self, children: Children) -> Result:
         kw: dict[str, Any] = {}
-        for key, value in _kv_items(str(children[0]), "="):
+        text = str(children[0])
+        if text.startswith("Rank "):  # 0.1.x: `Rank 0: max_total_num_token=…` (the rank before the fields)
+            text = text.partition(": ")[2]
+        for key, value in _kv_items(text, "="):
             name = _LIMIT_KEYS.get(key)
             if name is not None:
                 if re.fullmatch(r"-?\d+", value.strip()):
