@@ -142,6 +142,8 @@ KNOWN_DIFFERENT: dict[tuple[str, str], str] = {
     "by its indentation under its heading",
     ("indent-stripped", "dev/h-020"): "torch inductor's autotune table rows ('  triton_mm_21 0.0205 ms 100.0% …') "
     "are known only by their indentation after the autotune heading",
+    ("indent-stripped", "dev/g-028"): "a traceback copied from a rendered page, every quote an HTML entity "
+    "('File &quot;…&quot;, line 1135'): its frames and source lines are known only by their indentation",
     ("indent-stripped", "dev/i-010"): "CANN's indented device-error report ('TraceBack (most recent call last):', "
     "'Kernel task happen error, retCode=…') is read as traceback source by indentation; no NPU template exists yet",
     ("indent-stripped", "dev/i-032"): "a double-spaced Ray driver traceback: with the indentation stripped, its "
