@@ -6,10 +6,9 @@ without this the excerpt would show an error but no end of the process. One owne
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
-from logparse.parsing.candidates import message_candidates
+from logparse.parsing.candidates import candidates_in
 
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
@@ -17,19 +16,10 @@ if TYPE_CHECKING:
 CODE = "native-check-exit"
 
 
-def _all_exits(log: ParsedLog) -> list[int]:
-    cached = log.derived.get("native_exits")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
+def native_exits(log: ParsedLog, start: int, end: int) -> list[int]:
+    """The lines start..end (one launch attempt) where a native check ended its process: the
+    catalog prefilter's candidates (`parsing/candidates.py`, shared with the rules), matched."""
     from logparse.grammar.messages import catalog
 
     spec = catalog()[CODE]
-    found = sorted(no for no, text in message_candidates(log).get(CODE, ()) if spec.match(text.strip()) is not None)
-    log.derived["native_exits"] = found
-    return found
-
-
-def native_exits(log: ParsedLog, start: int, end: int) -> list[int]:
-    """The lines start..end (one launch attempt) where a native check ended its process."""
-    found = _all_exits(log)
-    return found[bisect_left(found, start) : bisect_right(found, end)]
+    return [no for no, text in candidates_in(log, CODE, start, end) if spec.match(text.strip()) is not None]

@@ -22,16 +22,21 @@ if TYPE_CHECKING:
 PASTE_GAP = 1
 
 
-def text_before(log: ParsedLog, line: int, gap: int = PASTE_GAP) -> str:
-    """The text of the line before `line`, looking past up to `gap` lines without text (a
-    double-spaced paste's blank line); '' when there is none that close."""
+def line_before(log: ParsedLog, line: int, gap: int = PASTE_GAP) -> int | None:
+    """The line with text before `line`, looking past up to `gap` lines without text (a
+    double-spaced paste's blank line); None when there is none that close."""
     for n in range(line - 1, max(0, line - 2 - gap), -1):
-        text = log.texts.get(n)
-        if text:
-            return text
+        if log.texts.get(n):
+            return n
         if _hot(log, n, n):
-            return ""  # a stats or access line holds the place: the line before is not a record's
-    return ""
+            return None  # a stats or access line holds the place: the line before is not a record's
+    return None
+
+
+def text_before(log: ParsedLog, line: int, gap: int = PASTE_GAP) -> str:
+    """The text of `line_before(log, line, gap)`; '' when there is none that close."""
+    n = line_before(log, line, gap)
+    return log.texts[n] if n is not None else ""
 
 
 def holds_text(log: ParsedLog, start: int, end: int) -> bool:

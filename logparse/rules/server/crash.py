@@ -23,6 +23,7 @@ from logparse.rules.frames import (
 )
 from logparse.rules.registry import rule
 from logparse.run.readiness import user_interrupt
+from logparse.run.spacing import line_before
 from logparse.run.stage import main_top_level
 from logparse.run.verdicts import echoes_failure_elsewhere, is_wrapper_verdict
 
@@ -290,18 +291,10 @@ def process_tracebacks(ctx: RuleContext, only: Callable[[Traceback], bool] | Non
 
 
 def _after_foreign_error(ctx: RuleContext, tb: Traceback) -> bool:
-    """The kept line right above the traceback (past a double-spaced paste's blank line) is another
+    """The line right above the traceback (past a double-spaced paste's blank line) is another
     program's ERROR record (`ParsedLog.foreign_errors`)."""
     foreign = ctx.log.foreign_errors
-    if not foreign:
-        return False
-    texts = ctx.log.texts
-    for n in range(tb.line - 1, max(0, tb.line - 3), -1):
-        if n in foreign:
-            return True
-        if texts.get(n):
-            return False  # another line with text stands between them
-    return False
+    return bool(foreign) and line_before(ctx.log, tb.line) in foreign
 
 
 # The exceptions of a failed import: the launching program could not load a dependency.

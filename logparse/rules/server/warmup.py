@@ -12,6 +12,7 @@ from logparse.rules.context import RuleContext
 from logparse.rules.errors import find_message
 from logparse.rules.frames import frame_funcs
 from logparse.rules.registry import rule
+from logparse.run.spacing import line_before
 
 # The functions of SGLang's HTTP servers that send the warmup request (0.3–0.5.x), the diffusion
 # server's included (multimodal_gen: its warmup first waits for its own /health).
@@ -89,8 +90,8 @@ def warmup_failed(ctx: RuleContext) -> Iterator[Finding]:
             remedy = ("fix the error the first request hit (the traceback or scheduler error before this line); "
                       "`--skip-server-warmup` only hides it")
         # `logger.exception(…)`: the record saying the warmup failed is the line right above its traceback.
-        above = tb.line - 1
-        record = [(above, above)] if above > 0 and ctx.match("warmup-error", ctx.text(above)) is not None else []
+        above = line_before(ctx.log, tb.line)
+        record = [(above, above)] if above is not None and ctx.match("warmup-error", ctx.text(above)) is not None else []
         yield ctx.finding("warmup-failed", message, remedy, events=[tb], lines=record, data=data)
     for hit in find_message(ctx, "server-warmup-aborted"):
         reason = str(hit.fields.get("reason") or "").strip()
