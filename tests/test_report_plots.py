@@ -217,3 +217,106 @@ def test_forked_workers_draw_the_same_bytes(idle) -> None:  # type: ignore[no-un
     assert list(forked) == list(serial)
     assert forked == serial
     assert plots._FORKED is None  # the inherited data is not kept after the pool
+
+
+# --------------------------------------------------------------------------- drawing cost
+
+# matplotlib draws each marker as its own SVG <use> of a marker path ("m" + 10 hex digits, the
+# id prefixed with the plot's name); axis ticks are markers too, a few dozen per figure.
+_MARKER_USE = re.compile(r'<use xlink:href="#[a-z-]+-m[0-9a-f]{10}"')
+
+
+def _decode_only(n: int) -> dict[str, object]:
+    """Plot series of `n` decode stats lines 2 s apart (one rank, all with CUDA graphs) and no
+    prefill: the throughput figure then draws one line."""
+    x = np.arange(n, dtype=float) * 2.0
+    decode = {
+        "x": x,
+        "gen_throughput": 1000.0 + 100.0 * np.sin(x / 50.0),
+        "rank": ["TP0"] * n,
+        "cuda_graph": np.ones(n),
+    }
+    prefill = {"x": np.array([]), "input_throughput": np.array([])}
+    return {"serving": {"decode": decode, "prefill": prefill, "timed": True, "t0": None}}
+
+
+def _throughput(series: dict[str, object]) -> tuple[object, str]:
+    """(the decode line, the figure's SVG) of the throughput plot of `series`."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    spec = next(p for p in plots.PLOTS if p.name == "serving-throughput")
+    with matplotlib.rc_context(plots.RC):  # type: ignore[arg-type]
+        fig = Figure()
+        spec.draw(fig, {}, series)
+        svg = plots._draw_one(spec, {}, series)
+    (line,) = fig.axes[0].get_lines()
+    return line, svg
+
+
+def test_long_line_has_no_per_point_markers_and_a_short_one_has() -> None:
+    short = plots.MARKED_LINE_POINTS
+    line, svg = _throughput(_decode_only(short))
+    assert line.get_marker() == "." and len(line.get_xdata()) == short
+    assert len(_MARKER_USE.findall(svg)) >= short  # every sample drawn as a dot
+    # Twenty times as many lines, binned to MAX_POINTS: a line without a marker per point.
+    line, svg = _throughput(_decode_only(20 * short))
+    assert line.get_marker() in ("None", "", None)
+    assert len(line.get_xdata()) > short
+    assert len(_MARKER_USE.findall(svg)) < 100  # the axis ticks only
+
+
+def test_dot_series_are_binned_to_the_screen_width() -> None:
+    """Marker-only series (prefill dots, accept-length dots) get about one dot per pixel column of
+    the ~580 px wide axes: their SVG stays small however long the log; short ones keep every dot."""
+    x = np.arange(20_000, dtype=float)
+    dx, dy = plots._reduce(x, np.ones_like(x), gaps=False, bins=plots.DOT_POINTS)
+    assert 0 < dx.size <= plots.DOT_POINTS
+    assert plots.DOT_POINTS <= plots.WIDTH_IN * plots.RC["figure.dpi"]  # ≤ the figure's pixel columns
+    few = np.arange(100, dtype=float)
+    assert plots._reduce(few, few, gaps=False, bins=plots.DOT_POINTS)[0].size == few.size
+    # The line of the same series keeps the finer binning.
+    assert plots._reduce(x, np.ones_like(x))[0].size == plots.MAX_POINTS
+
+
+def test_retractions_are_one_artist_with_one_legend_entry() -> None:
+    import matplotlib
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+
+    n = 400
+    x = np.arange(n, dtype=float)
+    side = {"x": x, "token_usage": np.full(n, 0.5), "mamba_usage": np.full(n, np.nan)}
+    series = {"serving": {"decode": side, "prefill": {"x": x[:0], "token_usage": x[:0]},
+                          "retractions": [float(t) for t in range(0, n, 2)], "timed": False}}
+    spec = next(p for p in plots.PLOTS if p.name == "serving-token-usage")
+    with matplotlib.rc_context(plots.RC):  # type: ignore[arg-type]
+        fig = Figure()
+        spec.draw(fig, {}, series)
+        svg = plots._draw_one(spec, {}, series)
+    ax = fig.axes[0]
+    (marks,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(marks.get_segments()) == plots.MAX_RETRACTIONS  # the first 200 of 200+
+    assert [t.get_text() for t in ax.get_legend().get_texts()].count("retraction") == 1
+    assert drawn_text(svg).count("retraction") == 1
+
+
+def test_bench_command_lookup_is_the_scan_it_replaced() -> None:
+    """The report model's bench-command lookup (a binary search over commands in line order) picks
+    what the scan did: the last command on a line in [previous result, this result)."""
+    import random
+    from types import SimpleNamespace
+
+    from logparse.report.model import _commands_before
+
+    rng = random.Random(7)
+    for ordered in (True, False):
+        lines = sorted(rng.sample(range(1, 400), 40)) if ordered else rng.sample(range(1, 400), 40)
+        lines += lines[:3]  # repeated lines (several commands on one) keep list order
+        if ordered:
+            lines.sort()
+        commands = [SimpleNamespace(line=n, i=i) for i, n in enumerate(lines)]
+        lookup = _commands_before(commands)  # type: ignore[arg-type]
+        for lo, hi in [(0, 1), (0, 401), *((rng.randrange(400), rng.randrange(400)) for _ in range(300))]:
+            want = next((c for c in reversed(commands) if lo <= c.line < hi), None)
+            assert lookup(lo, hi) is want, (ordered, lo, hi)

@@ -39,7 +39,13 @@ def _np() -> Any:
 def pace_of(x: np.ndarray) -> Pace | None:
     """The pace of samples at `x` (any order, NaNs ignored); None when there are too few."""
     np = _np()
-    xs = np.sort(x[~np.isnan(x)])
+    return pace_of_sorted(np.sort(x[~np.isnan(x)]))
+
+
+def pace_of_sorted(xs: np.ndarray) -> Pace | None:
+    """`pace_of` for samples already sorted and without NaNs (the plots sort them once, for the
+    line; sorting a million stats lines again here was ~40 % of reducing a series)."""
+    np = _np()
     spacing = np.diff(xs)
     spacing = spacing[spacing > 0]
     if spacing.size < MIN_SPACINGS:

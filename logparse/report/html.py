@@ -31,8 +31,27 @@ EVIDENCE_SHOWN = 5
 _TICKS = re.compile(r"`([^`\n]+)`")
 
 
+# A large log's report shows the same few messages and remedies thousands of times (one per
+# finding: 20,000 findings at 1M lines of the corpus profile), and laying out a remedy is a
+# character-by-character walk (`render/bullets.py`, ~0.3 ms): the filters' results are kept per
+# distinct text. Only plain `str` texts are cached: a Markup text equal to a str must not share
+# the str's (escaped) result.
+_FILTER_CACHE = 4096
+
+
 def _ticks(text: Any) -> Any:
     """Escape, then show `backticked` spans (remedies quote flags that way) as <code>."""
+    if type(text) is str:
+        return _ticks_str(text)
+    return _ticks_uncached(text)
+
+
+@lru_cache(maxsize=_FILTER_CACHE)
+def _ticks_str(text: str) -> Any:
+    return _ticks_uncached(text)
+
+
+def _ticks_uncached(text: Any) -> Any:
     from markupsafe import Markup, escape
 
     escaped = str(escape("" if text is None else text))
@@ -42,11 +61,16 @@ def _ticks(text: Any) -> Any:
 def _fix(text: Any) -> Any:
     """A remedy as the terminal lays it out (`render/bullets.py`), asides kept: one action stays
     a sentence, alternatives become a list (a 620-character fix was one bold paragraph)."""
+    return _fix_str("" if text is None else str(text))
+
+
+@lru_cache(maxsize=_FILTER_CACHE)
+def _fix_str(text: str) -> Any:
     from markupsafe import Markup
 
     from logparse.render.bullets import remedy_bullets
 
-    bullets, _ = remedy_bullets("" if text is None else str(text), shorten=False)
+    bullets, _ = remedy_bullets(text, shorten=False)
     if len(bullets) == 1 and not bullets[0].items:
         return _ticks(bullets[0].text)
     out = ["<ul>"]
@@ -111,6 +135,7 @@ def render_html(data: dict[str, Any], svgs: dict[str, str]) -> str:
     """The HTML report; `svgs` maps plot names to SVG text (see plots.render)."""
     from markupsafe import Markup
 
+    from logparse.engine.gcpace import fewer_collections
     from logparse.grammar.resources import reports_dir
 
     env = environment()
@@ -118,4 +143,6 @@ def render_html(data: dict[str, Any], svgs: dict[str, str]) -> str:
     ctx = context(data)
     ctx["css"] = Markup(css)
     ctx["svgs"] = {name: Markup(svg) for name, svg in svgs.items()}
-    return env.get_template("report.html.j2").render(ctx)
+    # Rendering allocates a string per value shown and no cycles (see build_report).
+    with fewer_collections():
+        return env.get_template("report.html.j2").render(ctx)
