@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 # Bump when FastPathData changes shape: the per-user cache is keyed by it.
-FASTPATH_FORMAT = 5  # 4: JSON instead of a pickle; 5: open_firsts
+FASTPATH_FORMAT = 6  # 4: JSON instead of a pickle; 5: open_firsts; 6: required literals
 # The modules whose code shapes the cached data: a change to any of them is a new key.
 _KEYED_MODULES = ("build.py", "fastpath.py", "patterns.py", "cache.py")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logparse.grammar.cache import FASTPATH_FORMAT
-from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix
+from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix, required_literal
 from logparse.model import numbers
 
 if TYPE_CHECKING:
@@ -61,8 +61,13 @@ class _Alternative:
     name: str
     plain: bool = False  # the callback reads token texts only: pass str, not FastToken
     src: str = ""
+    # A literal every match contains (patterns.required_literal): a line without it is ruled out
+    # before the regex is compiled or run.
+    needle: str = ""
 
     def fullmatch(self, text: str, pos: int) -> re.Match[str] | None:
+        if self.needle and text.find(self.needle, pos) < 0:
+            return None
         regex = self.regex
         if regex is None:
             regex = self.regex = re.compile(self.src)
@@ -85,16 +90,19 @@ class _Dispatcher:
     prefix; regexes are compiled lazily, so a short log compiles only the terminals it meets."""
 
     def __init__(self, ordered: list[tuple[str, str]], firsts: dict[str, frozenset[str] | None],
-                 lits: dict[str, str]) -> None:
+                 lits: dict[str, str], needles: dict[str, str] | None = None) -> None:
         self._ordered = ordered  # (terminal name, regexp) in lark's lexer order
         self._firsts = {name: firsts.get(name) for name, _ in ordered}
         self._chars = set().union(*(f for f in self._firsts.values() if f is not None))
         self._lits = {name: lits.get(name, "") for name, _ in ordered}
-        self._cands: dict[str, list[tuple[str, str, str]]] = {}
+        # A literal every match of the terminal contains, beyond its prefix: absent from the rest
+        # of the line, the terminal cannot match there (no compile, no match).
+        self._needles = {name: (needles or {}).get(name, "") for name, _ in ordered}
+        self._cands: dict[str, list[tuple[str, str, str, str]]] = {}
         self._hits: dict[str, int] = {}
         self._alt: dict[str, re.Pattern[str] | None] = {}
 
-    def _candidates(self, char: str) -> list[tuple[str, str, str]]:
+    def _candidates(self, char: str) -> list[tuple[str, str, str, str]]:
         if not char or char >= "\x80":
             # First-character sets describe ASCII only: anything else meets every terminal.
             chosen = self._ordered
@@ -102,7 +110,7 @@ class _Dispatcher:
             chosen = [t for t in self._ordered if self._firsts[t[0]] is None or char in self._firsts[t[0]]]  # type: ignore[operator]
         else:
             chosen = [t for t in self._ordered if self._firsts[t[0]] is None]
-        cands = [(name, regexp, self._lits[name]) for name, regexp in chosen]
+        cands = [(name, regexp, self._lits[name], self._needles[name]) for name, regexp in chosen]
         self._cands[char] = cands
         return cands
 
@@ -111,7 +119,7 @@ class _Dispatcher:
         `only` when given)."""
         cands = self._cands.get(char) or self._candidates(char)
         out: list[str] = []
-        for n, regexp, _ in cands:
+        for n, regexp, _, _ in cands:
             if n == name:
                 return out
             if only is None or n in only:
@@ -135,10 +143,12 @@ class _Dispatcher:
             cands = self._candidates(char)
         hits = self._hits[char] = self._hits.get(char, 0) + 1
         if hits > _PROMOTE_AFTER and cands:
-            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _ in cands))
+            self._alt[char] = re.compile("|".join(f"(?P<{name}>{regexp})" for name, regexp, _, _ in cands))
             return self.match(text, pos)
-        for name, regexp, lit in cands:
+        for name, regexp, lit, needle in cands:
             if lit and not text.startswith(lit, pos):
+                continue
+            if needle and text.find(needle, pos) < 0:
                 continue
             pattern = _PATTERNS.get(regexp)
             if pattern is None:
@@ -183,6 +193,10 @@ class FastPathData:
     # a position where the text starts with L (`_compatible`). A shape's negative lookahead needs
     # only these: the others cannot be what lark's lexer picks there. None: keep every one.
     compatible: dict[str, frozenset[str]] | None = None
+    # Terminal → a literal every match contains (`patterns.required_literal`; '' when none), and
+    # per first terminal the same for each of its alternatives (in `alternatives`' order).
+    needles: dict[str, str] | None = None
+    alternative_needles: dict[str, list[str]] | None = None
 
     def to_json(self) -> str:
         """The data as JSON (sets as sorted lists): a cache format that cannot run code."""
@@ -197,7 +211,8 @@ class FastPathData:
                            "terminal_patterns": self.terminal_patterns,
                            "open_firsts": sorted(self.open_firsts),
                            "compatible": {k: sorted(v) for k, v in self.compatible.items()}
-                           if self.compatible is not None else None})
+                           if self.compatible is not None else None,
+                           "needles": self.needles, "alternative_needles": self.alternative_needles})
 
     @classmethod
     def from_json(cls, text: str) -> FastPathData | None:
@@ -222,6 +237,9 @@ class FastPathData:
                 open_firsts=frozenset(_s(n) for n in doc["open_firsts"]),
                 compatible={_s(k): frozenset(_s(n) for n in v) for k, v in doc["compatible"].items()}
                 if doc.get("compatible") is not None else None,
+                needles={_s(k): _s(v) for k, v in doc["needles"].items()} if doc.get("needles") is not None else None,
+                alternative_needles={_s(k): [_s(n) for n in v] for k, v in doc["alternative_needles"].items()}
+                if doc.get("alternative_needles") is not None else None,
             )
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return None
@@ -248,9 +266,18 @@ class FastPathData:
         lits = {str(t.name): _literal_prefix(t.pattern.to_regexp()) for t in lark.terminals}
         patterns = {str(t.name): str(t.pattern.to_regexp()) for t in lark.terminals}
         after_prefix = ordered(msg_first)
+        needles = {name: _needle(regexp, lits.get(name, "")) for name, regexp in patterns.items()}
+        alt_needles = {k: [required_literal(src) for src, _, _ in alts] for k, alts in alternatives.items()}
         return cls(prefix, ordered(set(prefix) | msg_first), after_prefix, first_char_table(lark), lits,
                    dict(alternatives), patterns, frozenset(_open_firsts(rules_by_origin, "message", first)),
-                   _compatible(set(alternatives), after_prefix + ordered(set(prefix) | msg_first), lits))
+                   _compatible(set(alternatives), after_prefix + ordered(set(prefix) | msg_first), lits),
+                   needles, alt_needles)
+
+
+def _needle(regexp: str, prefix: str) -> str:
+    """A terminal's required literal, unless the literal prefix (tested first) already is it."""
+    needle = required_literal(regexp)
+    return "" if not needle or needle in prefix else needle
 
 
 # Constructs that partial matching might judge at the end of a literal prefix differently from the
@@ -409,8 +436,8 @@ class FastPath:
             [c for c in (env, _token("TEXT", rest) if rest else None) if c is not None])
         # The prefix callbacks read their token's text only (transform/envelope.py): plain str.
         self._prefix = {name: getattr(transformer, cb) for name, cb in data.prefix.items()}
-        self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes)
-        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes)
+        self._start = _Dispatcher(data.start, data.firsts, data.literal_prefixes, data.needles)
+        self._after_prefix = _Dispatcher(data.after_prefix, data.firsts, data.literal_prefixes, data.needles)
         self._alts: dict[str, list[_Alternative]] = {}
         # Callbacks that read only the token texts get plain strings (no token object per token).
         self._plain: frozenset[str] = frozenset(getattr(transformer, "PLAIN_TOKEN_CALLBACKS", ()))
@@ -483,9 +510,11 @@ class FastPath:
     def _alternatives(self, name: str) -> list[_Alternative]:
         alts = self._alts.get(name)
         if alts is None:
+            needles = (self.data.alternative_needles or {}).get(name) or []
             alts = self._alts[name] = [
-                _Alternative(None, kept, getattr(self._transformer, cb), cb, cb in self._plain, src)
-                for src, kept, cb in self.data.alternatives.get(name, ())
+                _Alternative(None, kept, getattr(self._transformer, cb), cb, cb in self._plain, src,
+                             needles[i] if i < len(needles) else "")
+                for i, (src, kept, cb) in enumerate(self.data.alternatives.get(name, ()))
             ]
         return alts
 

@@ -35,6 +35,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from logparse.grammar.resources import grammar_folder
+from logparse.grammar.wordtrie import trie_regex as _trie_regex
 from logparse.model.record import Record, record
 
 FIELD_TYPES = ("str", "int", "float")
@@ -125,26 +126,6 @@ class MessageSpec(Record):
 def _compiled(patterns: tuple[str, ...], ignore_case: bool) -> tuple[re.Pattern[str], ...]:
     flags = re.IGNORECASE if ignore_case else 0
     return tuple(re.compile(p, flags) for p in patterns)
-
-
-def _trie_regex(words: Iterable[str]) -> re.Pattern[str]:
-    """A regex matching any of `words`, shaped as their trie: `out of mem|out of range` becomes
-    `out\\ of\\ (?:mem|range)`, so the engine does not retry every word at every position."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        alternatives = [re.escape(ch) + emit(node[ch]) for ch in sorted(k for k in node if k)]
-        if not alternatives:
-            return ""
-        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return re.compile(emit(trie) or "(?!)")
 
 
 # Calls of `Catalog.candidates` after which the whole needles' trie is compiled (see _prefilter).

@@ -79,13 +79,13 @@ from logparse.grammar.sourcemsgs import (
     is_library_message,
     is_source_message,
 )
-from logparse.model.lazyre import lazy_compile
+from logparse.model.lazyre import lazy_branches, lazy_compile
 from logparse.parsing.fragments import is_cut_envelope, is_cut_late
 
 __all__ = ["classify", "paste_kind"]
 
 # Compiled on first use: most short logs have few unrecognised lines, and some none of a kind.
-_PIP = lazy_compile(
+_PIP = lazy_branches(
     r"(?:Collecting|Downloading|Requirement already satisfied:|Installing collected packages:|Successfully "
     r"(?:installed|uninstalled|built)|Attempting uninstall:|Found existing installation:|Uninstalling|"
     r"Building wheels? for|Created wheel for|Stored in directory:|Using cached|Obtaining|Preparing metadata|"
@@ -100,7 +100,7 @@ _PIP = lazy_compile(
     # pip's network retry: `WARNING: Retrying (Retry(total=4, connect=None, …)) after connection broken by …`
     r"|WARNING: Retrying \(Retry\(total=\d+"
 )
-_MARKDOWN = lazy_compile(
+_MARKDOWN = lazy_branches(
     r"(?:`{3,}|~{3,})[\w+-]*\s*$"  # a code fence, with its language
     r"|#{1,6} \S"  # a heading
     r"|(?:-{3,}|\*{3,}|_{3,})\s*$"  # a horizontal rule
@@ -116,7 +116,7 @@ _MARKDOWN = lazy_compile(
     # an elision mark the paster left where lines were dropped: `...`, `……`, `... (repeats for ~10 minutes)`
     r"|(?:\.{3,}|…+)(?: *\([^()]*\))?\s*$"
 )
-_SHELL_OUTPUT = lazy_compile(
+_SHELL_OUTPUT = lazy_branches(
     r"\+[-=+]{10,}\+\s*$"  # nvidia-smi / tabulate borders
     r"|[-dlcbps][-rwxsStT]{9}[.+@]? +\d+ +\S+ +\S+ +\d"  # ls -l rows
     r"|total \d+\s*$"
@@ -158,7 +158,7 @@ _SHELL_OUTPUT = lazy_compile(
     # py-spy or not (a paste that stripped the indentation): one call name, then its place in brackets
     r"|\s*[\w<>$.]+ \((?:[\w./<>-]+\.py:\d+|<[\w-]+>:\d+|[\w.+-]+\.so(?:\.\d+)*)\)\s*$"
 )
-_FOREIGN_LOGGER = lazy_compile(
+_FOREIGN_LOGGER = lazy_branches(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python logging's BASIC_FORMAT
     r"|\[Gloo\] "
     # `[%(levelname)s:%(name)s] %(message)s` (ms-swift, modelscope): `[INFO:swift] Setting …`
@@ -252,7 +252,7 @@ _FOREIGN_LOGGER = lazy_compile(
 # `%(asctime)s %(levelname)s %(message)s` (supervisord, many scripts): a date-time, a level, text.
 # Informational levels only, so another program's error of this bare shape stays a gap that shows;
 # tried last, after the cut-line checks: a cut line of sglang-router's Rust tracing has this shape too.
-_BARE_LEVEL_LOGGER = lazy_compile(
+_BARE_LEVEL_LOGGER = lazy_branches(
     r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d+)?[ \t]+(?:DEBUG|INFO|WARNING|WARN)[ \t]+\S"
     # Rust tracing's record whose stamp and level the paste cut off: the target's module path, then
     # the source file and line the format prints with it (sgl-model-gateway's
@@ -281,7 +281,7 @@ _JSON = lazy_compile(
     r"""|[\[{]|\[\]|\{\})\s*,?\s*$"""
 )
 # Fixed text torch prints after a CUDA error (formats §1.7), when it is not part of a record.
-_LIBRARY_TEXT = lazy_compile(
+_LIBRARY_TEXT = lazy_branches(
     r"CUDA kernel errors might be asynchronously reported at some other API call"
     # TensorFlow's advice after its CPU-feature line (both wordings)
     r"|To enable (?:them|the following instructions: .*,) in other operations, rebuild TensorFlow with the "

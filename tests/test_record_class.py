@@ -1,0 +1,73 @@
+"""`@record` classes: the generic keyword-only `__init__`, and the one generated for a class once it
+has made `_SPECIALIZE_AFTER` instances (`model/record._specialize`), keep one contract: defaults,
+fresh default factories, required fields, a TypeError for a wrong keyword, frozen instances; a
+subclass or a class with its own `__init__` is never given its parent's generated one."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from logparse.model import record as rec
+from logparse.model.record import Record, record
+
+
+def _classes() -> tuple[type, type, type]:
+    @record
+    class Base(Record):
+        need: int
+        name: str = "x"
+        tags: list[str] = dataclasses.field(default_factory=list)
+
+    @record
+    class Child(Base):
+        extra: float = 1.5
+
+    @record
+    class Custom(Record):
+        a: int = 0
+
+        def __init__(self, **kw: object) -> None:  # its own: never replaced
+            kw.setdefault("a", 7)
+            Record.__init__(self, **kw)
+
+    return Base, Child, Custom
+
+
+def _warm(cls: type, **kw: object) -> None:
+    for _ in range(rec._SPECIALIZE_AFTER + 1):
+        cls(**kw)
+
+
+def test_a_class_made_often_gets_its_own_init_with_the_same_results() -> None:
+    Base, Child, _ = _classes()
+    before = Base(need=1)
+    assert Base.__init__ is rec._GENERIC_INIT
+    _warm(Base, need=1)
+    assert Base.__init__ is not rec._GENERIC_INIT
+    after = Base(need=1)
+    assert after == before and repr(after) == repr(before)
+    assert hash(Child(need=1, tags=())) == hash(Child(need=1, tags=()))  # type: ignore[arg-type]
+    assert Base(need=2, name="y", tags=["t"]) == Base(need=2, name="y", tags=["t"])
+    one, two = Base(need=1), Base(need=1)
+    one.tags.append("a")
+    assert two.tags == []  # a fresh list per instance, as the generic init gives
+    with pytest.raises(TypeError):
+        Base()  # a required field missing
+    with pytest.raises(TypeError):
+        Base(need=1, bogus=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        after.need = 3  # type: ignore[misc]
+    assert dataclasses.replace(after, name="z").name == "z"
+    # The subclass keeps the generic init until it is made often itself: its field too.
+    assert Child.__init__ is rec._GENERIC_INIT
+    assert Child(need=1).extra == 1.5 and Child(need=1, extra=2.0).extra == 2.0
+    _warm(Child, need=1)
+    assert Child(need=1, extra=3.0) == Child(need=1, extra=3.0) and Child(need=1).extra == 1.5
+
+
+def test_a_class_with_its_own_init_keeps_it() -> None:
+    _, _, Custom = _classes()
+    _warm(Custom)
+    assert Custom().a == 7 and Custom(a=1).a == 1
