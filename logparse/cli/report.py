@@ -14,6 +14,7 @@ import click
 
 from logparse.cli.main import EXIT_INPUT, OUTPUT_ERRORS, fail, resolve_inputs
 from logparse.cli.options import examples, jobs_option, no_redact_option, window_options
+from logparse.cli.startup import freeze_for_exit
 
 if TYPE_CHECKING:
     from logparse.model.window import TimeWindow
@@ -148,6 +149,10 @@ def report(
 
     analysis = analyze(log_file, jobs=jobs, window=window)
     base = analyze(base_file, jobs=jobs) if base_file else None
+    # The analyses live until exit: frozen, building and rendering the report does not walk their
+    # events and findings again (at 1M failure-heavy lines: 396 young and 3 full collections → 37
+    # young, no full one), as `analyze` does before it renders.
+    freeze_for_exit()
     generated = datetime.now(UTC).replace(microsecond=0).isoformat(sep=" ") if timestamp else None
     rep = build_report(
         analysis,
