@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from logparse.model.retext import class_end, escape_end, group_end, group_kind, least_count
+
 
 def _lexer_order(term: Any) -> tuple[int, int, int, str]:
     """The order in which lark's lexer tries terminals (lark.lexer.BasicLexer._build_scanner)."""
@@ -119,9 +121,6 @@ def _closing(regexp: str, start: int) -> int:
 # ~9 ms of its ~100 ms of work). Read from the pattern's text, conservatively: only what the
 # pattern's structure forces (a literal run outside any optional part, alternation or class).
 
-_QUANT_DIGITS = frozenset("0123456789,")
-
-
 def required_literal(regexp: str) -> str:
     """The longest literal that every match of `regexp` contains ('' when none is known)."""
     runs = _required_runs(regexp, 0, len(regexp))
@@ -141,7 +140,7 @@ def _required_runs(regexp: str, start: int, end: int) -> list[str] | None:
             return None
         if kind == "alt":
             return []  # an alternation of this scope: no single branch is required
-        low, k = _quantifier(regexp, j, end)
+        low, k = least_count(regexp, j, end)
         if kind == "lit" and low >= 1:
             run.append(regexp[j - 1] if regexp[i] == "\\" else regexp[i])
             if k != j:  # counted: the character is there, what follows may not be next to it
@@ -175,102 +174,17 @@ def _atom(regexp: str, i: int, end: int) -> tuple[str, int, tuple[int, int] | No
             return "other", i + 1, None
         if not nxt.isalnum():
             return "lit", i + 2, None
-        # Escapes whose length varies: skip all of it (a literal read from its digits would be wrong).
-        if nxt == "x":
-            return "other", min(i + 4, end), None
-        if nxt == "u":
-            return "other", min(i + 6, end), None
-        if nxt == "U":
-            return "other", min(i + 10, end), None
-        if nxt == "N":
-            close = regexp.find("}", i)
-            return "other", (close + 1 if 0 <= close < end else end), None
-        if nxt.isdigit():
-            j = i + 1
-            while j < end and regexp[j].isdigit():
-                j += 1
-            return "other", j, None
-        return "other", i + 2, None
+        return "other", escape_end(regexp, i, end), None
     if ch == "[":
-        return "other", _class_end(regexp, i, end), None
+        return "other", class_end(regexp, i, end), None
     if ch == "(":
-        close = _group_end(regexp, i, end)
-        head = regexp[i + 1 : i + 4]
-        if not head.startswith("?"):
-            return "group", close, (i + 1, close - 1)
-        if head.startswith(("?:", "?>", "?=")):
-            return "group", close, (i + 3, close - 1)
-        if head.startswith("?P<"):
-            name_end = regexp.find(">", i)
-            return "group", close, (name_end + 1, close - 1)
-        if head.startswith(("?!", "?<", "?#", "?P=", "?(")):
-            return "other", close, None
-        # (?aiLmsux) sets a flag for the whole pattern; (?i:...) only inside: skipped.
-        colon = regexp.find(":", i, close)
-        return ("other" if colon >= 0 else "flags"), close, None
+        close = group_end(regexp, i, end)
+        kind, inner = group_kind(regexp, i, close)
+        if kind in ("group", "lookahead"):  # a positive look-ahead's text lies in the line too
+            return "group", close, (inner, close - 1)
+        return ("flags" if kind == "flags" else "other"), close, None
     if ch == "|":
         return "alt", i + 1, None
     if ch in ".^$":
         return "other", i + 1, None
     return "lit", i + 1, None
-
-
-def _quantifier(regexp: str, j: int, end: int) -> tuple[int, int]:
-    """(the least count, index after it) of the quantifier at `j` ((1, j) when there is none)."""
-    q = regexp[j : j + 1]
-    if q in ("*", "?"):
-        low, k = 0, j + 1
-    elif q == "+":
-        low, k = 1, j + 1
-    elif q == "{":
-        close = regexp.find("}", j, end)
-        body = regexp[j + 1 : close] if close > j else ""
-        if close < 0 or not body or not set(body) <= _QUANT_DIGITS or body.count(",") > 1 or body == ",":
-            return 1, j  # not a quantifier: `{` is a literal, read as the next atom
-        head = body.split(",")[0]
-        low, k = (int(head) if head else 0), close + 1
-    else:
-        return 1, j
-    if regexp[k : k + 1] in ("?", "+"):  # lazy or possessive: the same least count
-        k += 1
-    return low, k
-
-
-def _class_end(regexp: str, i: int, end: int) -> int:
-    """The index after the character class that starts at `i`."""
-    j = i + 1
-    if regexp[j : j + 1] == "^":
-        j += 1
-    if regexp[j : j + 1] == "]":
-        j += 1
-    while j < end:
-        c = regexp[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "]":
-            return j + 1
-        j += 1
-    return end
-
-
-def _group_end(regexp: str, i: int, end: int) -> int:
-    """The index after the parenthesis that closes the one at `i` (`end` when unbalanced)."""
-    depth = 0
-    j = i
-    while j < end:
-        c = regexp[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            j = _class_end(regexp, j, end)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return end

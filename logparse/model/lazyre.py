@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from logparse.model.retext import class_end, escape_end, group_end, group_kind, least_count
+
 # What callers read from a pattern: bound to the instance at the first use, so that later reads
 # are plain attribute reads (no Python-level call per `.match` on a per-line path).
 _FORWARDED = ("match", "fullmatch", "search", "finditer", "findall", "sub", "subn", "split", "scanner",
@@ -183,7 +185,7 @@ def _seq_firsts(p: str, start: int, end: int) -> tuple[Firsts, bool]:
     i = start
     while i < end:
         f, zero_width, nullable_atom, j = _atom_firsts(p, i, end)
-        low, k = _least(p, j, end)
+        low, k = least_count(p, j, end)
         i = k
         if zero_width:
             continue
@@ -208,23 +210,17 @@ def _atom_firsts(p: str, i: int, end: int) -> tuple[Firsts, bool, bool, int]:
             return frozenset(_CHAR_ESCAPES[nxt]), False, False, i + 2
         if nxt and not nxt.isalnum():
             return frozenset(nxt), False, False, i + 2
-        return _ANY, False, False, _escape_end(p, i, end)
+        return _ANY, False, False, escape_end(p, i, end)
     if ch == "[":
-        j = _class_end(p, i)
+        j = class_end(p, i)
         return _class_firsts(p[i + 1 : j - 1]), False, False, j
     if ch == "(":
-        j = _group_end(p, i, end)
-        head = p[i + 1 : i + 4]
-        if head.startswith(("?=", "?!", "?<=", "?<!", "?#")):
+        j = group_end(p, i, end)
+        kind, inner = group_kind(p, i, j)
+        if kind in ("lookahead", "negative", "lookbehind", "comment"):
             return frozenset(), True, True, j  # a look-around or a comment consumes nothing
-        if not head.startswith("?"):
-            inner = i + 1
-        elif head.startswith(("?:", "?>")):
-            inner = i + 3
-        elif head.startswith("?P<"):
-            inner = p.find(">", i) + 1
-        else:
-            return _ANY, False, False, j  # a back-reference, a conditional, a scoped flag
+        if kind != "group":
+            return _ANY, False, False, j  # a back-reference, a conditional, a flag
         f, nullable = _seq_firsts(p, inner, j - 1)
         return f, False, nullable, j
     if ch in "^$":
@@ -264,82 +260,3 @@ def _class_firsts(body: str) -> Firsts:
         else:
             out.add(c)
     return frozenset(out)
-
-
-def _least(p: str, j: int, end: int) -> tuple[int, int]:
-    """(least count, index after) of the quantifier at `j`; (1, j) when none."""
-    q = p[j : j + 1]
-    if q in ("*", "?"):
-        low, k = 0, j + 1
-    elif q == "+":
-        low, k = 1, j + 1
-    elif q == "{":
-        close = p.find("}", j, end)
-        body = p[j + 1 : close] if close > j else ""
-        if close < 0 or not body or body == "," or not set(body) <= set("0123456789,") or body.count(",") > 1:
-            return 1, j
-        head = body.split(",")[0]
-        low, k = (int(head) if head else 0), close + 1
-    else:
-        return 1, j
-    if p[k : k + 1] in ("?", "+"):
-        k += 1
-    return low, k
-
-
-def _escape_end(p: str, i: int, end: int) -> int:
-    nxt = p[i + 1 : i + 2]
-    if nxt == "x":
-        return min(i + 4, end)
-    if nxt == "u":
-        return min(i + 6, end)
-    if nxt == "U":
-        return min(i + 10, end)
-    if nxt == "N":
-        close = p.find("}", i)
-        return close + 1 if 0 <= close < end else end
-    if nxt.isdigit():
-        j = i + 1
-        while j < end and p[j].isdigit():
-            j += 1
-        return j
-    return min(i + 2, end)
-
-
-def _class_end(p: str, i: int) -> int:
-    """The index after the character class that starts at `i`."""
-    j = i + 1
-    if p[j : j + 1] == "^":
-        j += 1
-    if p[j : j + 1] == "]":
-        j += 1
-    while j < len(p):
-        c = p[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "]":
-            return j + 1
-        j += 1
-    return len(p)
-
-
-def _group_end(p: str, i: int, end: int) -> int:
-    """The index after the parenthesis that closes the one at `i`."""
-    depth, j = 0, i
-    while j < end:
-        c = p[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            j = _class_end(p, j)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return end
