@@ -87,12 +87,14 @@ class BranchedPattern:
     def _reading(self) -> tuple[list[str], list[Firsts]]:
         """The branches and their first characters, read on the first match (a run that never
         classifies a line does not pay for it)."""
-        if self._read is None:
+        read = self._read
+        if read is None:
             branches = split_branches(self.pattern)
             # A global inline flag (`(?i)`) changes what a character matches: then no dispatch.
-            firsts = [_ANY] * len(branches) if _global_flags(self.pattern) else [branch_firsts(b) for b in branches]
-            self._read = (branches, firsts)
-        return self._read
+            firsts: list[Firsts] = [_ANY] * len(branches) if _global_flags(self.pattern) \
+                else [branch_firsts(b) for b in branches]
+            read = self._read = (branches, firsts)
+        return read
 
     def _for(self, char: str) -> Callable[[str], re.Match[str] | None]:
         if not char or char not in _ASCII:

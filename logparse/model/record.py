@@ -100,8 +100,8 @@ def _specialize(cls: type[Record]) -> None:
 
     spec = cls.__record_spec__
     names = [name for name, _, _ in spec]
-    if any(not n.isidentifier() or keyword.iskeyword(n) or n in _RESERVED or n.startswith("_d") or
-           n.startswith("_f") for n in names) or len(set(names)) != len(names):
+    if any(not n.isidentifier() or keyword.iskeyword(n) or n in _RESERVED or n.startswith(("_d", "_f"))
+           for n in names) or len(set(names)) != len(names):
         return  # (a name the generated code could not take as a parameter: keep the generic init)
     ns: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": _MISSING}
     params: list[str] = []
@@ -162,7 +162,7 @@ def record(cls: T) -> T:
     namespace["__slots__"] = tuple(own_names)
     # Its own entry, so that specializing this class's __init__ (`_specialize`) never reaches a
     # subclass, which inherits the entry only through its own.
-    if "__init__" not in namespace and cls.__init__ is _GENERIC_INIT:
+    if "__init__" not in namespace and getattr(cls, "__init__", None) is _GENERIC_INIT:
         namespace["__init__"] = _GENERIC_INIT
     new: Any = type(cls)(cls.__name__, cls.__bases__, namespace)
     new.__qualname__ = cls.__qualname__

@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import (
@@ -206,7 +207,7 @@ def _commands_before(commands: list[LaunchCommand]) -> Callable[[int, int], Laun
     binary search finds the same one; in any other order the scan is kept (it means "last in the
     list", which is then not "the highest line")."""
     lines = [c.line for c in commands]
-    if any(a > b for a, b in zip(lines, lines[1:])):
+    if any(a > b for a, b in pairwise(lines)):
         return lambda lo, hi: next((c for c in reversed(commands) if lo <= c.line < hi), None)
 
     def lookup(lo: int, hi: int) -> LaunchCommand | None:

@@ -856,7 +856,7 @@ def render(data: dict[str, Any], series: dict[str, Any], *, jobs: int = 1) -> di
 
     if "matplotlib.pyplot" not in __import__("sys").modules:
         matplotlib.use("Agg")
-    import matplotlib.figure  # noqa: F401  (imported once here, inherited by forked workers)
+    import matplotlib.figure
 
     from logparse.engine.gcpace import fewer_collections
 

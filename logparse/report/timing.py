@@ -10,10 +10,8 @@ first dated timestamp. SGLang prints one-second timestamps; where it prints an e
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from functools import lru_cache
-from itertools import pairwise
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
