@@ -1,4 +1,4 @@
-"""`lazyre.lazy_branches`: an alternation whose `match` compiles, per first character of the text,
+"""`lazyre.lazy_branches` (with `retext.branch_firsts`): an alternation whose `match` compiles, per first character of the text,
 only the branches that can start with it. It must answer exactly as the whole pattern: every
 branch's first-character set is checked against the `regex` package's partial matching (a superset
 is sound), and texts generated from each branch and every fixture line get the same answer."""
@@ -12,7 +12,8 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logparse.model.lazyre import BRANCHED, branch_firsts, lazy_branches, split_branches
+from logparse.model.lazyre import BRANCHED, lazy_branches
+from logparse.model.retext import branch_firsts, split_branches
 from logparse.parsing import classify  # noqa: F401  (defines the classifier's branched patterns)
 from tests.conftest import FIXTURES
 

@@ -7,10 +7,16 @@ must start with)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-from logparse.model.retext import class_end, escape_end, group_end, group_kind, least_count
+from logparse.model.retext import (
+    class_end,
+    escape_end,
+    group_end,
+    group_kind,
+    least_count,
+    split_branches,
+)
 
 
 def _lexer_order(term: Any) -> tuple[int, int, int, str]:
@@ -44,43 +50,14 @@ _ASCII = tuple(chr(c) for c in range(128))
 _META = frozenset(".^$*+?{}[]\\|()")
 
 
-def _structure(regexp: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
-    """(index, character, depth) of the characters of `regexp` from `start` that are structure:
-    not escaped and not inside a character class (a `]` right after `[` is a member). The depth
-    is the parenthesis nesting before the character. One walker for the two questions below."""
-    depth, i, in_class = 0, start, False
-    while i < len(regexp):
-        ch = regexp[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if regexp[i + 1 : i + 2] == "]":
-                i += 1
-        else:
-            yield i, ch, depth
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-        i += 1
-
-
-def _top_level_alternation(regexp: str) -> bool:
-    return any(ch == "|" and depth == 0 for _, ch, depth in _structure(regexp))
-
-
 def _literal_prefix(regexp: str) -> str:
     """The text every match of `regexp` starts with ('' when none): a cheap `startswith` test
     that rules a terminal out before its regex is even compiled. Read from the pattern's text,
     conservatively: plain characters and escaped punctuation up to the first construct that is
     not a literal (a class, a group, an escape like \\d, a quantifier)."""
-    if _top_level_alternation(regexp):
+    if len(split_branches(regexp)) > 1:
         return ""
-    if regexp[:3] in ("(?:", "(?>") and regexp.endswith(")") and _closing(regexp, 0) == len(regexp) - 1:
+    if regexp[:3] in ("(?:", "(?>") and regexp.endswith(")") and group_end(regexp, 0, len(regexp)) == len(regexp):
         return _literal_prefix(regexp[3:-1])
     out: list[str] = []
     i = 0
@@ -103,14 +80,6 @@ def _literal_prefix(regexp: str) -> str:
             break
         i += step
     return "".join(out)
-
-
-def _closing(regexp: str, start: int) -> int:
-    """The index of the parenthesis that closes the one at `start` (-1 when unbalanced)."""
-    for i, ch, depth in _structure(regexp, start):
-        if ch == ")" and depth == 1:
-            return i
-    return -1
 
 
 # -- required literals -------------------------------------------------------------------------
