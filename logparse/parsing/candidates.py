@@ -9,11 +9,21 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from logparse.model.codes import KnownCode
+from logparse.model.events import KnownMessage
+
 if TYPE_CHECKING:
     from logparse.parsing.pipeline import ParsedLog
 
 # Distinct kept texts whose prefilter result is remembered while indexing (bounds memory).
 _CLASSIFY_MEMO = 50_000
+# The server's logging of a request it received or finished (`--log-requests`: `Receive:
+# obj=GenerateReqInput(text=[…])`, `Finish: obj=… out={…}`): the text is the client's prompt or
+# the model's answer, never a message a program raised, so no catalog message on those lines is
+# one. They are left out of the index itself (for the rules and the run model alike): on a
+# long-running log with request logging they are most of the kept lines and almost every one is
+# distinct (its request id, its prompt), so prefiltering them was ~15 % of the analysis.
+REQUEST_DUMPS = frozenset({KnownCode.REQUEST_RECEIVED, KnownCode.REQUEST_FINISHED})
 
 
 class Hits:
@@ -61,6 +71,7 @@ def message_candidates(log: ParsedLog) -> dict[str, Hits]:
         # Failure-heavy logs repeat the same lines (every rank's traceback frames, a warning
         # per request): prefilter each distinct text once.
         memo: dict[str, tuple[str, ...]] = {}
+        dumps = request_dump_lines(log)
         # Whether the kept texts came in line order (one parse does; a merged run's per-file
         # texts do not): then every code's list is sorted and `candidates_in` may bisect.
         ordered, last = True, -1
@@ -68,6 +79,8 @@ def message_candidates(log: ParsedLog) -> dict[str, Hits]:
             if no < last:
                 ordered = False
             last = no
+            if no in dumps:
+                continue
             codes = memo.get(text)
             if codes is None:
                 if len(memo) >= _CLASSIFY_MEMO:
@@ -81,6 +94,19 @@ def message_candidates(log: ParsedLog) -> dict[str, Hits]:
         log.derived["message_candidates"] = cands
         log.derived["message_candidates_ordered"] = ordered
     return cands
+
+
+def request_dump_lines(log: ParsedLog) -> set[int]:
+    """The lines of the server's request dumps (`REQUEST_DUMPS`, each with its continuation lines)."""
+    lines: set[int] = set()
+    for m in log.shared(KnownMessage):
+        if m.code in REQUEST_DUMPS:
+            end = m.end_line or m.line
+            if end == m.line:
+                lines.add(end)
+            else:
+                lines.update(range(m.line, end + 1))
+    return lines
 
 
 def candidates_in(log: ParsedLog, code: str, start: int, end: int) -> list[tuple[int, str]]:

@@ -25,9 +25,6 @@ _CLASSIFY_MEMO = 50_000
 # (code, text) pairs whose catalog match is remembered (bounds memory the same way).
 _MATCH_MEMO = 100_000
 
-# The server's logging of a request it received or finished: the text is the client's or the model's.
-_REQUEST_DUMPS = frozenset({"request-received", "request-finished"})
-
 
 def _is_frame_line(text: str) -> bool:
     """A traceback frame line (`  File "…", line N, in f`)."""
@@ -126,12 +123,12 @@ class RuleContext:
     def _quoted_lines(self) -> set[int]:
         """Lines whose words no program printed as its own message: a pasted command as typed
         (`grep 'Watchdog timeout' server.log`, a launch command's arguments), the server's dump of
-        its arguments (`server_args=ServerArgs(…)`: values, not messages) and its dump of a request (`Receive: obj=GenerateReqInput(text=[…])`, `Finish: …`), whose text is the
-        client's prompt or the model's answer; the text a person pasted around the log (prose between
-        fenced blocks, inline code, a Python statement, `echo`/`grep` typed bare: `parsing/quoting.py`)
-        and Python source lines. A catalog message inside them is quoted, not raised."""
+        its arguments (`server_args=ServerArgs(…)`: values, not messages); the text a person pasted
+        around the log (prose between fenced blocks, inline code, a Python statement, `echo`/`grep`
+        typed bare: `parsing/quoting.py`) and Python source lines. A catalog message inside them is
+        quoted, not raised. (The server's dumps of the requests it received and finished are never
+        candidates at all: `parsing.candidates.REQUEST_DUMPS`.)"""
         from logparse.model.events import (
-            KnownMessage,
             LaunchCommand,
             ServerArgs,
             ShellCommand,
@@ -145,9 +142,6 @@ class RuleContext:
         for a in self.log.of(ServerArgs):
             if a.complete:  # a whole dump: its values are configuration (a cut one may run into other text)
                 lines.update(range(a.line, (a.end_line or a.line) + 1))
-        for m in self.log.of(KnownMessage):
-            if m.code in _REQUEST_DUMPS:
-                lines.update(range(m.line, (m.end_line or m.line) + 1))
         # The paste's own text around the log (parsing/quoting.py), and source lines: the line under
         # a frame is the code that raised, not its message; an indented line alone is code when it
         # has a statement's shape (native reports indent their detail lines too).
