@@ -108,6 +108,10 @@ def _wall(cell: dict[str, Any] | None) -> float | None:
     return cell["wall_s"] if cell and cell.get("ok") else None
 
 
+def _cpu(cell: dict[str, Any] | None) -> float | None:
+    return cell.get("cpu_s") if cell and cell.get("ok") else None
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
@@ -168,6 +172,18 @@ def evaluate(profile_runs: dict[str, dict[str, Any]],
                      "status": _status(v, op, goal), "at_lines": int(at)}
     out["peak_rss_mib"]["at_lines"] = [int(s) for s in big]
     return out
+
+
+def cpu_ratios(profile_runs: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    """The one-core, check and report ratios of `evaluate` in CPU seconds (user+sys), at the same
+    size: steadier than wall time on a VM whose speed drifts between runs. Shown beside the wall
+    ratios; the targets are judged on wall time."""
+    sizes = sorted(profile_runs, key=int)
+    cells = profile_runs[str(TARGET_SIZE) if str(TARGET_SIZE) in profile_runs else sizes[-1]]["tools"]
+    j1 = _cpu(cells.get("analyze-j1"))
+    return {"one_core_ratio": _ratio(j1, _cpu(cells.get("reference"))),
+            "check_ratio": _ratio(_cpu(cells.get("check")), j1),
+            "report_ratio": _ratio(_cpu(cells.get("report")), j1)}
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -382,7 +398,7 @@ def render(res: dict[str, Any]) -> str:
                  + f" | {exp(e.get('reference', {}), 'cpu')} | {exp(e.get('analyze-j1', {}), 'cpu')}"
                  f" | {_f(e.get('analyze-j1', {}).get('rss'))} |")
     L.append("")
-    L.append("Targets (issue 10):")
+    L.append("Targets (issue 10), judged on wall time; in brackets the CPU-time ratio:")
     L.append("")
     L.append("| profile | " + " | ".join(f"{TARGETS[k][0]} {TARGETS[k][1]} {TARGETS[k][2]:g}"
                                          for k in TARGETS) + " |")
@@ -391,9 +407,14 @@ def render(res: dict[str, Any]) -> str:
         tg = sizes["targets"]
         at = tg["one_core_ratio"]["at_lines"]
         label = prof if at == TARGET_SIZE else f"{prof} (at {at:,} lines)"
-        L.append(f"| {label} | " + " | ".join(
-            f"{_f(tg[k]['value'])} {'✓' if tg[k]['status'] == 'met' else ('✗' if tg[k]['status'] == 'MISSED' else '')}"
-            for k in TARGETS) + " |")
+        cpu = sizes.get("cpu_ratios") or {}
+
+        def mark(k: str, tg: dict[str, Any] = tg, cpu: dict[str, Any] = cpu) -> str:
+            st = tg[k]["status"]
+            text = f"{_f(tg[k]['value'])} {'✓' if st == 'met' else ('✗' if st == 'MISSED' else '')}"
+            return text + (f" (CPU {_f(cpu[k])})" if cpu.get(k) is not None else "")
+
+        L.append(f"| {label} | " + " | ".join(mark(k) for k in TARGETS) + " |")
     L.append("")
     L.append("CPU time (user+sys) at the largest size, s: " + "; ".join(
         f"{prof} " + ", ".join(
@@ -522,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in res["profiles"].values():
             v["exponents"] = fits(v["runs"])
             v["targets"] = evaluate(v["runs"], v["exponents"])
+            v["cpu_ratios"] = cpu_ratios(v["runs"])
         print(render(res))
         if a.compare:
             before = json.loads(Path(a.compare[0]).read_text())
@@ -581,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
                 if not c.get("ok"):
                     res["warnings"].append(f"{prof} {size:,} {tool} failed: {c.get('error')}")
         exps = fits(runs)
-        res["profiles"][prof] = {"runs": runs, "exponents": exps, "targets": evaluate(runs, exps)}
+        res["profiles"][prof] = {"runs": runs, "exponents": exps, "targets": evaluate(runs, exps),
+                                 "cpu_ratios": cpu_ratios(runs)}
     if not a.no_startup and any(t in LOGDIAG_TOOLS for t in tools):
         say("start-up ...")
         res["startup"] = r.startup(a.startup_runs or (2 if a.quick else 9))

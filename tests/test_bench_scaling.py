@@ -39,8 +39,8 @@ def test_fit_exponent_undefined(xs, ys):
     assert scaling.fit_exponent(xs, ys) is None
 
 
-def _cell(wall: float, rss: float = 100.0, ok: bool = True) -> dict[str, Any]:
-    return {"ok": ok, "wall_s": wall, "peak_rss_mib": rss}
+def _cell(wall: float, rss: float = 100.0, ok: bool = True, cpu: float | None = None) -> dict[str, Any]:
+    return {"ok": ok, "wall_s": wall, "peak_rss_mib": rss, "cpu_s": wall if cpu is None else cpu}
 
 
 def _runs(scale: dict[int, float], rss: dict[int, float]) -> dict[str, Any]:
@@ -98,6 +98,22 @@ def test_evaluate_flags_superlinear_growth_and_failures():
     assert t["two_proc_speedup"]["status"] == "n/a"
     assert t["one_core_ratio"]["value"] == pytest.approx(2.4)
     assert t["one_core_ratio"]["status"] == "MISSED"
+
+
+def test_cpu_ratios_read_cpu_seconds_at_1m():
+    runs = _runs({100_000: 1.0, 1_000_000: 1.0}, {100_000: 100.0, 1_000_000: 100.0})
+    cells = runs["1000000"]["tools"]
+    # a loaded machine stretched the reference's wall time, not its CPU time
+    cells["reference"] = _cell(cells["reference"]["wall_s"] * 2, 800.0, cpu=cells["reference"]["wall_s"])
+    cells["report"] = _cell(cells["report"]["wall_s"], cpu=cells["analyze-j1"]["wall_s"] * 1.25)
+    t = scaling.evaluate(runs, scaling.fits(runs))
+    c = scaling.cpu_ratios(runs)
+    assert t["one_core_ratio"]["value"] == pytest.approx(0.6)
+    assert c["one_core_ratio"] == pytest.approx(1.2)
+    assert c["check_ratio"] == pytest.approx(1.1)
+    assert c["report_ratio"] == pytest.approx(1.25)
+    runs["1000000"]["tools"]["check"] = {"ok": False, "error": "exit code 3"}
+    assert scaling.cpu_ratios(runs)["check_ratio"] is None
 
 
 def test_evaluate_without_1m_uses_the_largest_size():

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from logparse.grammar.cache import FASTPATH_FORMAT
 from logparse.grammar.patterns import _first_chars, _lexer_order, _literal_prefix, required_literal
 from logparse.model import numbers
+from logparse.model.events import NO_FIELDS
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -357,7 +358,8 @@ _MAX_SHAPES_TOTAL = 24
 # (envelope, class, fields); only results whose field values are immutable are shared. Bounded: a
 # log of distinct lines fills it and starts over.
 _MEMO_SIZE = 8192
-_IMMUTABLE = frozenset({str, int, float, bool, type(None), FastToken})
+# (and a known message's shared empty fields, which refuse changes: `model.events.NO_FIELDS`)
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), FastToken, type(NO_FIELDS)})
 
 
 # The stats body terminal (grammars/runtime.lark STATS_BODY) for which `_tight_signature` is proved.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring as _quote  # the stdlib's (C-accelerated) string quoting
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from logparse._version import __version__
@@ -39,15 +39,58 @@ def render(analyses: Sequence[Any], errors: Sequence[dict[str, str]] = (), *, re
 
 def write(analyses: Sequence[Any], stream: Any, errors: Sequence[dict[str, str]] = (), *,
           redact: bool = True) -> None:
-    """`render`'s text written to `stream` (a text file) in chunks of about `_CHUNK` tokens.
+    """`render`'s text written to `stream` (a text file) as it is made, in chunks of about
+    `_CHUNK` tokens: each file's long lists (findings, launches, errors, benchmarks) are built,
+    sanitized and written one item at a time (`sanitize.summary_items`), so neither the document
+    nor its sanitized copy is held whole (at a 1M-line corpus log the two held ~200 MB), nor its
+    text (a token list, then one string: ~+220 MiB at a startup-heavy 1M-line log)."""
+    from collections import Counter
 
-    The whole text of a large log's document (every finding, error and launch) as a list of
-    tokens and then one joined string held several times the document itself (~+220 MiB at a
-    startup-heavy 1M-line log); written as it is produced, only one chunk is held."""
+    from logparse.render.sanitize import clean_document, summary_items
+
+    total: Counter[str] = Counter()
+
+    def counted(pairs: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+        for k, v in pairs:
+            if k == "redactions":
+                total.update(v)
+            yield k, LazyList(v) if isinstance(v, Iterator) else v
+
+    def document_pairs() -> Iterator[tuple[str, Any]]:
+        # `document`'s keys in its order; `redactions` is asked for after every file was written
+        yield "logdiag_version", __version__
+        yield "files", LazyList(LazyObject(counted(summary_items(a, redact))) for a in analyses)
+        yield "redactions", dict(sorted(total.items()))
+        if errors:
+            yield "input_errors", clean_document(clean(list(errors)), redact)[0]
+
+    stream_value(LazyObject(document_pairs()), stream)
+
+
+def stream_value(value: Any, stream: Any) -> None:
+    """`pretty(value)` and a line break written to `stream` in chunks of about `_CHUNK` tokens."""
     out = _Chunks(stream.write)
-    _value(document(analyses, errors, redact=redact), out, "\n")
+    _value(value, out, "\n")
     out.append("\n")
     out.flush()
+
+
+class LazyList:
+    """A JSON array whose items are made while it is written (used up once)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+class LazyObject:
+    """A JSON object whose (key, value) pairs are made while it is written (used up once)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: Iterable[tuple[Any, Any]]) -> None:
+        self.pairs = pairs
 
 
 # Tokens held before a write: a few hundred KiB of text, few enough writes to cost nothing.
@@ -130,42 +173,43 @@ def _value(value: Any, out: list[str], newline: str) -> None:
     if token is not None:
         out.append(token)
         return
-    inner = newline + "  "
-    if isinstance(value, (list, tuple)):
-        if not value:
-            out.append("[]")
-            return
-        out.append("[")
-        sep = inner
-        chunked = isinstance(out, _Chunks)
-        for item in value:
-            if chunked and len(out) > _CHUNK:
-                out.flush()  # type: ignore[attr-defined]
-            token = _scalar(item)
-            if token is None:
-                out.append(sep)
-                _value(item, out, inner)
-            else:
-                out.append(sep + token)
-            sep = "," + inner
-        out.append(newline + "]")
-    elif isinstance(value, dict):
-        if not value:
-            out.append("{}")
-            return
-        out.append("{")
-        sep = inner
-        chunked = isinstance(out, _Chunks)
-        for k, item in value.items():
-            if chunked and len(out) > _CHUNK:
-                out.flush()  # type: ignore[attr-defined]
-            token = _scalar(item)
-            if token is None:
-                out.append(f"{sep}{_key(k)}: ")
-                _value(item, out, inner)
-            else:
-                out.append(f"{sep}{_key(k)}: {token}")
-            sep = "," + inner
-        out.append(newline + "}")
+    if isinstance(value, (list, tuple, LazyList)):
+        _items(value.items if type(value) is LazyList else value, out, newline)
+    elif isinstance(value, (dict, LazyObject)):
+        _pairs(value.pairs if type(value) is LazyObject else value.items(), out, newline)
     else:
         raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def _items(items: Iterable[Any], out: list[str], newline: str) -> None:
+    inner = newline + "  "
+    sep = "[" + inner
+    chunked = isinstance(out, _Chunks)
+    for item in items:
+        if chunked and len(out) > _CHUNK:
+            out.flush()  # type: ignore[attr-defined]
+        token = _scalar(item)
+        if token is None:
+            out.append(sep)
+            _value(item, out, inner)
+        else:
+            out.append(sep + token)
+        sep = "," + inner
+    out.append("[]" if sep[0] == "[" else newline + "]")
+
+
+def _pairs(pairs: Iterable[tuple[Any, Any]], out: list[str], newline: str) -> None:
+    inner = newline + "  "
+    sep = "{" + inner
+    chunked = isinstance(out, _Chunks)
+    for k, item in pairs:
+        if chunked and len(out) > _CHUNK:
+            out.flush()  # type: ignore[attr-defined]
+        token = _scalar(item)
+        if token is None:
+            out.append(f"{sep}{_key(k)}: ")
+            _value(item, out, inner)
+        else:
+            out.append(f"{sep}{_key(k)}: {token}")
+        sep = "," + inner
+    out.append("{}" if sep[0] == "{" else newline + "}")

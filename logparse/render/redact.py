@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from math import isfinite
 from typing import Any
@@ -183,6 +183,7 @@ _GROUP_KIND: dict[str, str] = {}
 # The redaction memo: strings up to this length, this many distinct ones (bounds its memory).
 _MEMO_LENGTH = 4096
 _MEMO_SIZE = 50_000
+_NOTHING = object()  # an exhausted iterator's mark (`items`)
 _PEM_END = lazy_compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
 _NOT_SECRET = frozenset({"", "''", '""', "none", "null", "true", "false", "nil", "undefined", MASK.lower()})
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
@@ -473,30 +474,55 @@ class Redactor:
 
     def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        done = self._done
-        counts = self.counts
-        json_safe = self.json_safe
+        name, field = self.name, self.field
         for k, v in value.items():
             if type(k) is not str:
-                if not json_safe:
+                if not self.json_safe:
                     out[self._key(k) if isinstance(k, str) else k] = self.data(v, k if isinstance(k, str) else None)
                     continue
                 k = str(k)
-            hit = done.get(k)
-            if hit is None:
-                name = self._key(k)
-            else:  # a key never carries a PEM state into the values (see `_key`)
-                name = hit[0]
-                for kind, n in hit[1]:
-                    counts[kind] += n
-            cls = type(v)
-            if cls is float or cls is int or v is None or cls is bool:
-                if json_safe and cls is float and not isfinite(v):
-                    v = None
-                out[name] = self._masked(v) if self.mask_keys and is_secret_key(k) and not _empty(v) else v
-            else:
-                out[name] = self.data(v, k)
+            out[name(k)] = field(k, v)
         return out
+
+    def name(self, key: str) -> str:
+        """A str key of a dict as `data` gives it back (redacted, remembered per key)."""
+        hit = self._done.get(key)
+        if hit is None:
+            return self._key(key)
+        for kind, n in hit[1]:
+            self.counts[kind] += n
+        return hit[0]
+
+    def field(self, key: str, value: Any) -> Any:
+        """A dict item's value as `data` gives it back under str `key` (a secret-named key masks it)."""
+        cls = type(value)
+        if cls is float or cls is int or value is None or cls is bool:
+            if self.json_safe and cls is float and not isfinite(value):
+                value = None
+            return self._masked(value) if self.mask_keys and is_secret_key(key) and not _empty(value) else value
+        return self.data(value, key)
+
+    def items(self, values: Iterable[Any]) -> Iterator[Any]:
+        """The items of a list, each as `data` gives it back inside the list, one at a time (a
+        writer can drop each before the next is made). Only a list of strings is redacted as a
+        whole (`_words`: a secret split over items), so one whose first item is a string is
+        taken whole."""
+        it = iter(values)
+        first = next(it, _NOTHING)
+        if first is _NOTHING:
+            return
+        if isinstance(first, str):
+            yield from self._list([first, *it])
+            return
+        saved, self._pem_open = self._pem_open, False
+        self._flow += 1
+        try:
+            yield self.data(first)
+            for v in it:
+                yield self.data(v)
+        finally:
+            self._flow -= 1
+            self._pem_open = saved
 
     def _list(self, value: list[Any] | tuple[Any, ...]) -> list[Any]:
         saved, self._pem_open = self._pem_open, False

@@ -45,21 +45,38 @@ def clean_entry(entry: dict[str, Any], analysis: Any, redact: bool = True) -> di
 def clean_summary(analysis: Any, redact: bool = True) -> dict[str, Any]:
     """`clean_entry(file_summary(analysis), …)` in one walk of the summary: the sanitizer also
     makes it JSON-safe (a 1M-line startup-heavy summary holds ~1.3M values)."""
-    from logparse.render.summary import summary_entry
+    return {k: list(v) if isinstance(v, Iterator) else v for k, v in summary_items(analysis, redact)}
+
+
+def summary_items(analysis: Any, redact: bool = True) -> Iterator[tuple[str, Any]]:
+    """`clean_summary(analysis)`'s items in order, made as they are asked for: the long lists
+    (`render.summary.STREAMED`) as iterators of their sanitized items, each to be used up before
+    the next pair is asked for (the sanitizer walks the entry in order: its redaction state and
+    counts are those of one walk); last `redactions`, the counts by kind. A writer that writes
+    each item as it comes never holds the document or its sanitized copy whole."""
+    from logparse.render.summary import STREAMED, summary_entry
 
     s = Sanitizer(redact)
     s.json_safe = True
-    return _sanitized_entry(summary_entry(analysis), analysis, s, redact)
+    entry = _redacted_coverage(summary_entry(analysis, lazy=True), analysis, s, redact)
+    for k, v in entry.items():
+        yield s.name(k), s.items(v) if k in STREAMED else s.field(k, v)
+    yield "redactions", s.summary()
 
 
-def _sanitized_entry(entry: dict[str, Any], analysis: Any, s: Sanitizer, redact: bool) -> dict[str, Any]:
+def _redacted_coverage(entry: dict[str, Any], analysis: Any, s: Sanitizer, redact: bool) -> dict[str, Any]:
+    """The entry with its coverage's unparsed templates redacted against the kept texts."""
     cov = entry.get("coverage")
     if redact and isinstance(cov, dict):
         from logparse.parsing.coverage import template_of
 
         texts = getattr(getattr(analysis, "log", None), "texts", None)
         entry = entry | {"coverage": redact_coverage(cov, texts, s, template_of)}
-    out: dict[str, Any] = s.data(entry)
+    return entry
+
+
+def _sanitized_entry(entry: dict[str, Any], analysis: Any, s: Sanitizer, redact: bool) -> dict[str, Any]:
+    out: dict[str, Any] = s.data(_redacted_coverage(entry, analysis, s, redact))
     out["redactions"] = s.summary()
     return out
 

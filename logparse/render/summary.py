@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from logparse.model.events import (
@@ -79,7 +80,10 @@ def startup_summary(analysis: Analysis) -> dict[str, Any]:
 
 
 def errors_summary(analysis: Analysis) -> list[dict[str, Any]]:
-    out = []
+    return list(_error_items(analysis))
+
+
+def _error_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
     for e in analysis.log.events:
         if not isinstance(e, ERROR_EVENTS):
             continue
@@ -91,19 +95,20 @@ def errors_summary(analysis: Analysis) -> list[dict[str, Any]]:
         else:
             item["detail"] = {k: v for k, v in e.as_dict().items()
                               if k not in ("kind", "line", "end_line", "ts", "rank", "source", "wrapper")}
-        out.append(item)
-    return out
+        yield item
 
 
 def benchmarks_summary(analysis: Analysis) -> list[dict[str, Any]]:
-    out = []
+    return list(_benchmark_items(analysis))
+
+
+def _benchmark_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
     for e in analysis.log.events:
         if isinstance(e, BenchServingResult):
-            out.append({"kind": "bench_serving", "title": e.title, "line": e.line, "end_line": e.end_line,
-                        "complete": e.complete, "fields": e.fields})
+            yield {"kind": "bench_serving", "title": e.title, "line": e.line, "end_line": e.end_line,
+                   "complete": e.complete, "fields": e.fields}
         elif isinstance(e, BenchOneBatchResult):
-            out.append({"kind": "bench_one_batch", "line": e.line, "end_line": e.end_line, "fields": e.fields})
-    return out
+            yield {"kind": "bench_one_batch", "line": e.line, "end_line": e.end_line, "fields": e.fields}
 
 
 def _finding_dict(f: Finding, merged: bool) -> dict[str, Any]:
@@ -117,14 +122,18 @@ def _finding_dict(f: Finding, merged: bool) -> dict[str, Any]:
     return out
 
 
-def _with_memory(log: Any, launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each launch's per-rank memory budget (`run/memory.py`) as `memory`, where the log printed one."""
+def _launch_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
+    """Each launch attempt as JSON, with its per-rank memory budget (`run/memory.py`) as `memory`
+    where the log printed one."""
     from logparse.run.memory import budgets
 
-    for launch, budget in zip(launches, budgets(log), strict=False):
+    found = budgets(analysis.log)
+    for i, attempt in enumerate(getattr(analysis, "attempts", [])):
+        launch = attempt.as_dict()
+        budget = found[i] if i < len(found) else None
         if budget:
             launch["memory"] = budget.as_dict()
-    return launches
+        yield launch
 
 
 def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
@@ -132,8 +141,16 @@ def file_summary(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
     return clean(summary_entry(analysis, top=top))  # type: ignore[no-any-return]
 
 
-def summary_entry(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
-    """The per-file summary before `clean` (the sanitizer's JSON-safe walk cleans it on its way)."""
+# The entry's lists that grow with the log: with `summary_entry(lazy=True)` they are iterators
+# that build one item at a time, so that a writer can sanitize and write each before the next
+# exists (`render/json.write`; a 1M-line corpus document held ~200 MB whole, twice: the entry and
+# its sanitized copy).
+STREAMED = ("findings", "launches", "errors", "benchmarks")
+
+
+def summary_entry(analysis: Analysis, *, top: int = 10, lazy: bool = False) -> dict[str, Any]:
+    """The per-file summary before `clean` (the sanitizer's JSON-safe walk cleans it on its way);
+    with `lazy`, the `STREAMED` values are iterators of their items, in the same order."""
     log = analysis.log
     merged = "origins" in log.derived
     cov = log.coverage
@@ -144,16 +161,19 @@ def summary_entry(analysis: Analysis, *, top: int = 10) -> dict[str, Any]:
         "facts": analysis.views.facts(),
         "outcome": analysis.outcome,
         "root_cause": _finding_dict(analysis.root_cause, merged) if analysis.root_cause is not None else None,
-        "findings": [_finding_dict(f, merged) for f in analysis.findings],
-        "launches": _with_memory(log, [a.as_dict() for a in getattr(analysis, "attempts", [])]),
+        "findings": (_finding_dict(f, merged) for f in analysis.findings),
+        "launches": _launch_items(analysis),
         "config": analysis.views.run_config(),
         "startup": startup_summary(analysis),
         "serving": serving_summary(log),
-        "errors": errors_summary(analysis),
-        "benchmarks": benchmarks_summary(analysis),
+        "errors": _error_items(analysis),
+        "benchmarks": _benchmark_items(analysis),
         "coverage": cov.as_dict(top),
         "read": log.report.as_dict(),
     }
     if merged:
         entry["files"] = list(log.derived["origins"].paths)
+    if not lazy:
+        for key in STREAMED:
+            entry[key] = list(entry[key])
     return entry

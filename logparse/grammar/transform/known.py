@@ -14,9 +14,10 @@ field parser for the terminals whose values matter:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
-from logparse.model.events import KnownMessage
+from logparse.model.events import NO_FIELDS, KnownMessage
 
 FieldParser = Callable[[list[str]], dict[str, Any]]
 KNOWN_FIELD_PARSERS: dict[str, FieldParser] = {}
@@ -33,6 +34,7 @@ def known_fields(*terminals: str) -> Callable[[FieldParser], FieldParser]:
     return register
 
 
+@lru_cache(maxsize=None)  # one string per code, not one per line (~60 bytes each)
 def code_of(terminal: str) -> str:
     return terminal.strip("_").lower().replace("_", "-")
 
@@ -45,7 +47,9 @@ class KnownCallbacks:
         head = children[0]
         texts = [str(c) for c in children]
         parser = KNOWN_FIELD_PARSERS.get(head.type)
-        fields = parser(texts) if parser is not None else {}
+        fields = parser(texts) if parser is not None else NO_FIELDS
         if None in fields.values():  # a damaged number (logparse.model.numbers): leave the field out
             fields = {k: v for k, v in fields.items() if v is not None}
+        if not fields:
+            fields = NO_FIELDS
         return KnownMessage, {"code": code_of(head.type), "text": "".join(texts), "fields": fields}
