@@ -13,10 +13,10 @@ from logparse.model.events import NO_FIELDS, KnownMessage
 from logparse.parsing.pipeline import parse_file
 
 _LINES = [
-    "[2026-04-14 09:13:{s:02d}] Receive: obj=GenerateReqInput(rid='{rid:032x}', text=None, input_ids=None, "
-    "sampling_params={{'temperature': 0.7}}, stream=True)",
-    "[2026-04-14 09:13:{s:02d}] Finish: obj=GenerateReqInput(rid='{rid:032x}'), out={{'meta_info': "
-    "{{'id': '{rid:032x}', 'prompt_tokens': 68, 'completion_tokens': 29}}}}",
+    ("[2026-04-14 09:13:{s:02d}] Receive: obj=GenerateReqInput(rid='{rid:032x}', text=None, input_ids=None, "
+     "sampling_params={{'temperature': 0.7}}, stream=True)"),
+    ("[2026-04-14 09:13:{s:02d}] Finish: obj=GenerateReqInput(rid='{rid:032x}'), out={{'meta_info': "
+     "{{'id': '{rid:032x}', 'prompt_tokens': 68, 'completion_tokens': 29}}}}"),
 ]
 
 

@@ -450,7 +450,7 @@ class _NoFields(dict):  # type: ignore[type-arg]
         return (_no_fields, ())  # one object again after pickling (worker processes)
 
 
-def _no_fields() -> _NoFields:
+def _no_fields() -> dict[str, Any]:
     return NO_FIELDS
 
 

@@ -173,10 +173,14 @@ def _value(value: Any, out: list[str], newline: str) -> None:
     if token is not None:
         out.append(token)
         return
-    if isinstance(value, (list, tuple, LazyList)):
-        _items(value.items if type(value) is LazyList else value, out, newline)
-    elif isinstance(value, (dict, LazyObject)):
-        _pairs(value.pairs if type(value) is LazyObject else value.items(), out, newline)
+    if isinstance(value, (list, tuple)):
+        _items(value, out, newline)
+    elif isinstance(value, dict):
+        _pairs(value.items(), out, newline)
+    elif isinstance(value, LazyList):
+        _items(value.items, out, newline)
+    elif isinstance(value, LazyObject):
+        _pairs(value.pairs, out, newline)
     else:
         raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
 

@@ -14,7 +14,7 @@ field parser for the terminals whose values matter:
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from logparse.model.events import NO_FIELDS, KnownMessage
@@ -34,7 +34,7 @@ def known_fields(*terminals: str) -> Callable[[FieldParser], FieldParser]:
     return register
 
 
-@lru_cache(maxsize=None)  # one string per code, not one per line (~60 bytes each)
+@cache  # one string per code, not one per line (~60 bytes each)
 def code_of(terminal: str) -> str:
     return terminal.strip("_").lower().replace("_", "-")
 
