@@ -71,3 +71,68 @@ def test_a_class_with_its_own_init_keeps_it() -> None:
     _, _, Custom = _classes()
     _warm(Custom)
     assert Custom().a == 7 and Custom(a=1).a == 1
+
+
+def _positional() -> type:
+    @record(kw_only=False)
+    class Point(Record):
+        x: int
+        y: int
+        label: str = ""
+        seen: list[int] = dataclasses.field(default_factory=list)
+
+    return Point
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["generic", "generated"])
+def test_a_positional_record_takes_fields_by_position_or_keyword(warm: bool) -> None:
+    point = _positional()
+    if warm:
+        _warm(point, x=0, y=0)
+        assert point.__init__ is not rec._GENERIC_INIT  # the generated one
+    a, b = point(1, 2), point(x=1, y=2)
+    assert a == b and repr(a) == "Point(x=1, y=2, label='', seen=[])"
+    assert point(1, 2, "p").label == "p" and point(1, y=2, label="q").label == "q"
+    assert point(1, 2).seen is not point(1, 2).seen  # a fresh default each time
+    with pytest.raises(TypeError):
+        point(1)  # y missing
+    with pytest.raises(TypeError):
+        point(1, 2, "p", [], 5)  # too many
+    with pytest.raises(TypeError):
+        point(1, 2, x=3)  # x twice
+    with pytest.raises(TypeError):
+        point(1, 2, z=3)  # unknown
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.x = 5  # type: ignore[misc]
+    assert not any(f.kw_only for f in dataclasses.fields(a))
+    assert dataclasses.replace(a, y=9) == point(1, 9)
+
+
+def test_the_positional_records_of_the_package_keep_the_dataclass_contract() -> None:
+    import pickle
+
+    from logparse.io.wrappers import Wrapper
+    from logparse.model.events import Frame
+
+    f = Frame("x.py", 3, "main")
+    assert f == Frame(path="x.py", lineno=3, func="main") and hash(f) == hash(Frame("x.py", 3, "main"))
+    assert pickle.loads(pickle.dumps(f)) == f and {f: 1}[Frame("x.py", 3, "main")] == 1
+    w = Wrapper("docker", None, "web", None, None, None, None, None, "web")
+    assert dataclasses.replace(w, ts="12:00").ts == "12:00" and w.container == "web"
+
+
+def test_keyword_only_records_still_refuse_positions() -> None:
+    base, _, _ = _classes()
+    with pytest.raises(TypeError, match="keyword-only"):
+        base(1)
+    _warm(base, need=1)
+    with pytest.raises(TypeError):
+        base(1)
+
+
+def test_a_positional_record_takes_no_required_field_after_a_default() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'y'"):
+        @record(kw_only=False)
+        class Bad(Record):
+            x: int = 0
+            y: int

@@ -4,16 +4,16 @@ loggers put before a line, keeping what they said (`Wrapper`)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from logparse.model.lazyre import lazy_compile
 from logparse.model.numbers import to_int
+from logparse.model.record import Record, record
 
 __all__ = ["Unwrapper", "Wrapper", "bracketed_wrappers", "foreign_logger"]
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapper:
+@record(kw_only=False)
+class Wrapper(Record):
     """What a log-capturing tool (docker-compose, Ray, k8s, a log shipper, another logger) said
     in the prefix it put before the line. For nested prefixes the innermost statement of each
     field wins (it is the most specific about the writing process)."""

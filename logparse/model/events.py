@@ -15,7 +15,7 @@ The grammar's rule aliases name these classes one to one (``-> decode_batch`` â†
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -701,8 +701,8 @@ class OneBatchLine(Event):
 # --------------------------------------------------------------------------- records (several lines)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+@record(kw_only=False)
+class Frame(Record):
     path: str
     lineno: int | None
     func: str | None

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from logparse.model.events import Event, ExceptionLine, Severity, Traceback
 from logparse.model.findings import Evidence, Finding
 from logparse.model.linesets import LineSet
+from logparse.model.record import Record, record
 from logparse.model.text import mask_numbers
 from logparse.parsing.candidates import Hits, message_candidates
 from logparse.rules.registry import REGISTRY
@@ -49,8 +49,8 @@ def traceback_fingerprint(tb: Traceback) -> str:
     return f"{etype}|{message}|{'>'.join(sglang_frames(tb))}"
 
 
-@dataclass(frozen=True)
-class Raised:
+@record(kw_only=False)
+class Raised(Record):
     """One exception the log shows: a traceback (with each exception of its chain) or a lone
     exception line outside any traceback."""
 
@@ -64,8 +64,8 @@ class Raised:
         return f"{self.exc_type}: {self.message}"
 
 
-@dataclass(frozen=True)
-class MessageHit:
+@record(kw_only=False)
+class MessageHit(Record):
     """One catalog message (grammars/messages/) found on a kept line: its code and typed fields."""
 
     code: str

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from logparse.model.events import Event, PythonWarning, Traceback
+from logparse.model.record import Record, record
 from logparse.rules.context import RuleContext
 from logparse.rules.frames import traceback_at
 
 
-@dataclass(frozen=True)
-class Found:
+@record(kw_only=False)
+class Found(Record):
     """One place the log shows a catalog message: `code` the entry that matched, `fields` its typed
     captures, `line` where it matched, `text` the exception (`Type: message`) or the line's text,
     `traceback` the assembled record it belongs to (None for a lone line), `event` what to cite."""

@@ -16,10 +16,10 @@ consequence of a failure, never its root.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from logparse.model.events import Traceback, TracebackFrame, TracebackSource
+from logparse.model.record import Record, record
 from logparse.parsing.candidates import message_candidates
 from logparse.run.spacing import text_before
 
@@ -33,8 +33,8 @@ DIED_CODES = ("server-died-starting", "parent-echo")
 ECHO_CODE = "parent-echo"
 
 
-@dataclass(frozen=True)
-class StartupVerdict:
+@record(kw_only=False)
+class StartupVerdict(Record):
     """One line where a wrapper says how the server's start-up ended."""
 
     line: int
