@@ -25,7 +25,8 @@ _MISSING = dataclasses.MISSING
 
 
 class Record:
-    """Base of record classes: generic keyword-only init, frozen attributes, value semantics."""
+    """Base of record classes: a generic init (keyword-only unless `@record(kw_only=False)`),
+    frozen attributes, value semantics."""
 
     __slots__ = ()
     # (name, default or _MISSING, default factory or None) of every field, base classes first.
@@ -163,7 +164,7 @@ _PARAMS = dataclasses._DataclassParams(  # type: ignore[attr-defined]
 def record(cls: Any = None, /, *, kw_only: bool = True) -> Any:
     """Make `cls` (a subclass of Record) a frozen, slotted, keyword-only record class; with
     `@record(kw_only=False)` its fields may be given by position too, in their order (what
-    `@dataclass(frozen=True, slots=True)` gives, without generating five methods per class)."""
+    `@dataclass(frozen=True, slots=True)` gives, without compiling its generated methods)."""
     if cls is None:
         return lambda c: _make(c, kw_only)
     return _make(cls, kw_only)
