@@ -37,14 +37,10 @@ class Sanitizer(Redactor):
         return dict(sorted(self.counts.items()))
 
 
-def clean_entry(entry: dict[str, Any], analysis: Any, redact: bool = True) -> dict[str, Any]:
-    """The per-file summary of an analysis, safe to print, with `redactions` by kind."""
-    return _sanitized_entry(entry, analysis, Sanitizer(redact), redact)
-
-
 def clean_summary(analysis: Any, redact: bool = True) -> dict[str, Any]:
-    """`clean_entry(file_summary(analysis), …)` in one walk of the summary: the sanitizer also
-    makes it JSON-safe (a 1M-line startup-heavy summary holds ~1.3M values)."""
+    """The per-file summary of an analysis (`render.summary.summary_entry`), safe to print, with
+    `redactions` by kind, in one walk: the sanitizer also makes it JSON-safe (a 1M-line
+    startup-heavy summary holds ~1.3M values)."""
     return {k: list(v) if isinstance(v, Iterator) else v for k, v in summary_items(analysis, redact)}
 
 
@@ -73,12 +69,6 @@ def _redacted_coverage(entry: dict[str, Any], analysis: Any, s: Sanitizer, redac
         texts = getattr(getattr(analysis, "log", None), "texts", None)
         entry = entry | {"coverage": redact_coverage(cov, texts, s, template_of)}
     return entry
-
-
-def _sanitized_entry(entry: dict[str, Any], analysis: Any, s: Sanitizer, redact: bool) -> dict[str, Any]:
-    out: dict[str, Any] = s.data(_redacted_coverage(entry, analysis, s, redact))
-    out["redactions"] = s.summary()
-    return out
 
 
 def clean_document(doc: Any, redact: bool = True) -> tuple[Any, dict[str, int]]:

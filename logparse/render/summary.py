@@ -79,10 +79,6 @@ def startup_summary(analysis: Analysis) -> dict[str, Any]:
     return out
 
 
-def errors_summary(analysis: Analysis) -> list[dict[str, Any]]:
-    return list(_error_items(analysis))
-
-
 def _error_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
     for e in analysis.log.events:
         if not isinstance(e, ERROR_EVENTS):
@@ -96,10 +92,6 @@ def _error_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
             item["detail"] = {k: v for k, v in e.as_dict().items()
                               if k not in ("kind", "line", "end_line", "ts", "rank", "source", "wrapper")}
         yield item
-
-
-def benchmarks_summary(analysis: Analysis) -> list[dict[str, Any]]:
-    return list(_benchmark_items(analysis))
 
 
 def _benchmark_items(analysis: Analysis) -> Iterator[dict[str, Any]]:
